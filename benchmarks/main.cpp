@@ -1,0 +1,38 @@
+// bench_ops: parses opbench's flags, registers every family's cases for this device, and runs them
+// through Google Benchmark with the console display and the experiment reporter.
+#include <benchmark/benchmark.h>
+
+#include <iostream>
+
+#include "opbench/cli.h"
+#include "opbench/device.h"
+#include "forwarding.h"
+#include "run_context.h"
+
+int main(int argc, char** argv) {
+  using namespace opbench;
+  CliOptions cli;
+  try {
+    cli = parse_cli(std::vector<std::string>(argv, argv + argc));
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "bench_ops: " << e.what() << "\n(see bench_ops --help)\n";
+    return 2;
+  }
+  GbenchFlags flags = gbench_flags(cli.passthrough);
+  std::vector<char*> gb_argv;
+  for (auto& arg : cli.passthrough) {
+    if (arg.rfind("--benchmark_filter=", 0) == 0)
+      arg = "--benchmark_filter=" + filter_for_registered_names(arg.substr(19));
+    gb_argv.push_back(arg.data());
+  }
+  if (cli.help) {
+    std::cout << cli_help() << std::endl;
+    static char help_flag[] = "--help";
+    gb_argv.push_back(help_flag);
+  }
+  int gb_argc = static_cast<int>(gb_argv.size());
+  benchmark::Initialize(&gb_argc, gb_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+  run_options() = cli.run;
+  return run_benchmarks(cli, flags);
+}

@@ -1,0 +1,111 @@
+#include "run_context.h"
+
+#include <benchmark/benchmark.h>
+#include <torch/headeronly/version.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "forwarding.h"
+#include "opbench/device.h"
+
+#ifdef OPBENCH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#ifndef OPBENCH_GIT_SHA
+#define OPBENCH_GIT_SHA "unknown"
+#endif
+
+namespace opbench {
+namespace {
+
+std::string cuda_runtime_version() {
+#ifdef OPBENCH_HAVE_CUDA
+  int version = 0;
+  if (cudaRuntimeGetVersion(&version) == cudaSuccess)
+    return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+#endif
+  return "";
+}
+
+void add_context(const DeviceInfo& device, const RunOptions& run, const BuildInfo& build) {
+  benchmark::AddCustomContext("opbench_device", device.name);
+  benchmark::AddCustomContext("opbench_arch", device.arch_name);
+  benchmark::AddCustomContext("opbench_peaks", device.peaks ? device.peaks->model : "none");
+  TimerKind timer = device.is_gpu ? run.gpu_timer : TimerKind::kHost;
+  benchmark::AddCustomContext("opbench_timer", timer_kind_name(timer));
+  benchmark::AddCustomContext("opbench_cache", run.cache == CacheMode::kCold ? "cold" : "warm");
+  benchmark::AddCustomContext("torch_version", build.torch_version);
+  benchmark::AddCustomContext("cuda_version", build.cuda_version);
+  benchmark::AddCustomContext("opbench_sha", build.opbench_sha);
+}
+
+std::unique_ptr<benchmark::BenchmarkReporter> make_format_reporter(const std::string& format) {
+  if (format == "json") return std::make_unique<benchmark::JSONReporter>();
+  if (format == "csv") return std::make_unique<benchmark::CSVReporter>();
+  auto options = isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Defaults
+                                       : benchmark::ConsoleReporter::OO_Tabular;
+  return std::make_unique<benchmark::ConsoleReporter>(options);
+}
+
+int list_cases() {
+  auto display = make_format_reporter("console");
+  ForwardingReporter forward({display.get()});
+  std::ostringstream listing;
+  forward.SetOutputStream(&listing);
+  benchmark::RunSpecifiedBenchmarks(&forward);
+  std::cout << strip_harness_suffix(listing.str());
+  return 0;
+}
+
+}  // namespace
+
+BuildInfo build_info() {
+  return {std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+              std::to_string(TORCH_VERSION_PATCH),
+          cuda_runtime_version(), OPBENCH_GIT_SHA};
+}
+
+GbenchFlags gbench_flags(const std::vector<std::string>& args) {
+  GbenchFlags flags;
+  auto value = [](const std::string& arg, const std::string& name) -> std::optional<std::string> {
+    if (arg.rfind(name + "=", 0) == 0) return arg.substr(name.size() + 1);
+    return std::nullopt;
+  };
+  for (const auto& arg : args) {
+    if (auto v = value(arg, "--benchmark_format")) flags.format = *v;
+    if (auto v = value(arg, "--benchmark_out")) flags.out = *v;
+    if (auto v = value(arg, "--benchmark_out_format")) flags.out_format = *v;
+    if (arg == "--benchmark_list_tests" || value(arg, "--benchmark_list_tests").value_or("") == "true")
+      flags.list_tests = true;
+  }
+  return flags;
+}
+
+int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
+  const DeviceInfo& device = current_device();
+  register_all_families(device);
+  if (flags.list_tests) return list_cases();
+  if (!device.is_gpu)
+    std::cerr << "bench_ops: no CUDA device found; running the CPU cases on " << device.name
+              << " (host-clock timing)\n";
+  add_context(device, cli.run, build_info());
+
+  auto display = make_format_reporter(flags.format);
+  ForwardingReporter display_forward({display.get()});
+  std::unique_ptr<benchmark::BenchmarkReporter> file;
+  std::unique_ptr<ForwardingReporter> file_forward;
+  if (!flags.out.empty()) {
+    file = make_format_reporter(flags.out_format);
+    file_forward = std::make_unique<ForwardingReporter>(
+        std::vector<benchmark::BenchmarkReporter*>{file.get()});
+  }
+  benchmark::RunSpecifiedBenchmarks(&display_forward, file_forward.get());
+  benchmark::Shutdown();
+  return 0;
+}
+
+}  // namespace opbench

@@ -1,0 +1,27 @@
+// bench_ops' own flags, parsed before Google Benchmark sees argv. Every Google Benchmark flag
+// (--benchmark_filter, --benchmark_out, --benchmark_repetitions, ...) passes through untouched.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opbench/cases.h"
+
+namespace opbench {
+
+struct CliOptions {
+  RunOptions run;                     // cache mode, GPU timer, stopping rule
+  std::optional<std::string> output;  // --output FILE: experiment rows CSV (+ <base>.json)
+  std::optional<std::string> targets; // --targets FILE|DIR (default: the build's targets/)
+  bool help = false;
+  std::vector<std::string> passthrough;   // argv[0] and every flag not ours, in order
+};
+
+// REQUIRES: args[0] is the program name. Throws std::invalid_argument naming the flag and the
+// accepted values on a bad value (e.g. --opbench_cache=lukewarm) or a missing one.
+CliOptions parse_cli(const std::vector<std::string>& args);
+
+// The text --help prints before Google Benchmark's own flags.
+std::string cli_help();
+
+}  // namespace opbench

@@ -1,0 +1,43 @@
+// What machine this is: the GPU (name, SMs, L2, memory) or the CPU, and the datasheet peaks that turn
+// achieved GB/s and TFLOP/s into percent of peak. Unknown GPUs get no peaks: never a guess.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace opbench {
+
+// Datasheet peaks of one GPU model. Units: TFLOP/s (dense, no sparsity), GB/s (1e9 bytes/s).
+struct DatasheetPeaks {
+  std::string model;          // the table entry that matched, e.g. "H100 SXM"
+  double bf16_dense_tflops;   // tensor-core bf16/fp16 dense
+  double fp32_tflops;         // non-tensor fp32 (FMA counted as 2 FLOPs)
+  double int8_dense_tops;     // tensor-core int8 dense
+  double hbm_gbps;            // DRAM bandwidth
+};
+
+// REQUIRES: nothing. Matches an NVIDIA device name as cudaGetDeviceProperties reports it
+// ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB", "NVIDIA L4", ...). nullopt for any other name.
+std::optional<DatasheetPeaks> lookup_datasheet(std::string_view device_name);
+
+struct DeviceInfo {
+  bool is_gpu = false;
+  std::string name;           // GPU name, or the CPU model name
+  std::string arch_name;      // as gpt-fast's get_arch_name(): the GPU name, or the CPU machine ("x86_64")
+  int sm_count = 0;           // 0 on CPU
+  int compute_capability = 0; // major*10 + minor; 0 on CPU
+  int64_t l2_bytes = 0;       // 0 on CPU
+  int64_t memory_bytes = 0;   // GPU memory, or host memory on CPU
+  int cpu_count = 0;          // logical CPUs of the host
+  std::optional<DatasheetPeaks> peaks;
+};
+
+// The device benchmarks run on: CUDA device 0 when a CUDA build finds one, else the CPU. Cached.
+const DeviceInfo& current_device();
+// Host facts, used for CPU runs and for the dashboard's runner record.
+std::string host_cpu_model();
+std::string host_machine();   // uname -m
+int64_t host_memory_bytes();
+
+}  // namespace opbench

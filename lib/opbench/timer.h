@@ -1,0 +1,69 @@
+// How one benchmark case is timed. A Sampler times one iteration (CUDA events on the current stream,
+// a CUDA graph replay, or the host clock on CPU); measure() repeats it under the stopping rule and
+// returns the samples' median and noise. Times are seconds unless a name says otherwise.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// When to stop sampling: once `min_samples` are in and noise < `max_noise`, or when `max_seconds` of
+// wall time have passed (then `converged` is false), or at `max_samples`.
+struct StoppingRule {
+  int warmup_iterations = 3;
+  int min_samples = 10;
+  int max_samples = 100000;
+  double max_noise = 0.005;   // relative, 0.005 = 0.5%
+  double max_seconds = 1.0;   // wall-clock cap per case, warmup excluded
+};
+
+// Relative noise of samples: standard deviation / mean after dropping the 5% most extreme samples at
+// each end (at least one each once there are 10), so one preempted sample does not hold a case
+// hostage while a bimodal case still reads as noisy (a MAD would call a 60/40 split noiseless).
+// 0 when fewer than 2 samples remain.
+double relative_noise(std::vector<double> samples);
+double median_of(std::vector<double> samples);
+
+// REQUIRES: samples.size() >= 1. True when the rule says sampling may end.
+bool rule_satisfied(const std::vector<double>& samples, double elapsed_seconds,
+                    const StoppingRule& rule);
+
+enum class CacheMode { kCold, kWarm };   // cold: L2 flushed before every timed iteration
+enum class TimerKind { kHost, kEvents, kGraph };
+const char* timer_kind_name(TimerKind kind);   // "host", "events", "graph"
+
+struct Measurement {
+  std::vector<double> samples;   // seconds per iteration, in the order taken
+  double median = 0;
+  double noise = 0;              // relative_noise(samples)
+  bool converged = false;        // stopped by the noise rule, not by a cap
+  TimerKind timer = TimerKind::kHost;
+};
+
+// Times one iteration of `iteration` and returns seconds. Implementations own their resources
+// (events, flush buffer, graphs) for the life of the sampler.
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+  virtual void warm_up(const std::function<void()>& iteration) { iteration(); }
+  virtual double time_one(const std::function<void()>& iteration) = 0;
+  virtual TimerKind kind() const = 0;
+};
+
+std::unique_ptr<Sampler> make_host_sampler();
+// CUDA events around the iteration on the current stream; a host-released blocking kernel holds the
+// stream until the iteration is enqueued, so launch latency is not timed. Cold cache zeroes a buffer
+// of >= 2x L2 before each sample. REQUIRES: a CUDA build and a CUDA device (throws opbench::Error).
+std::unique_ptr<Sampler> make_event_sampler(CacheMode cache);
+// Captures a batch of back-to-back iterations into one CUDA graph and times its replays with events;
+// a sample is replay time / batch size, so per-kernel launch overhead is amortized away. Cold cache
+// flushes L2 before each replay only (inside a batch, iterations run back to back).
+// REQUIRES: as make_event_sampler, and an iteration that is capturable (no host sync inside).
+std::unique_ptr<Sampler> make_graph_sampler(CacheMode cache);
+
+Measurement measure(Sampler& sampler, const std::function<void()>& iteration,
+                    const StoppingRule& rule);
+
+}  // namespace opbench

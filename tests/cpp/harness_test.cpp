@@ -1,0 +1,205 @@
+// The harness without a GPU: work arithmetic, names, the stopping rule, the host timer, device info.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "forwarding.h"
+#include "opbench/cases.h"
+#include "opbench/cli.h"
+#include "opbench/device.h"
+#include "opbench/timer.h"
+#include "opbench/work.h"
+
+namespace opbench {
+namespace {
+
+DatasheetPeaks test_peaks() { return {"test", 1000, 50, 2000, 4000}; }
+
+TEST(Work, BandwidthCountsReadAndWrittenBytes) {
+  Work w{3e9, 1e9, 0, PeakKind::kBandwidth};
+  Throughput t = throughput(w, 2e-3, std::nullopt);
+  EXPECT_DOUBLE_EQ(t.gbps, 2000);   // 4e9 bytes in 2 ms
+  EXPECT_DOUBLE_EQ(t.tflops, 0);
+  EXPECT_FALSE(t.percent_of_peak.has_value());
+}
+
+TEST(Work, PercentOfPeakTakesTheLimitingResource) {
+  Work memory_bound{1e9, 1e9, 1e9, PeakKind::kBf16};   // 2 TB/s of 4 -> 50%; 1 TFLOP/s of 1000
+  EXPECT_DOUBLE_EQ(*throughput(memory_bound, 1e-3, test_peaks()).percent_of_peak, 50);
+  Work compute_bound{1e6, 0, 8e11, PeakKind::kBf16};   // 800 TFLOP/s of 1000 -> 80%
+  Throughput t = throughput(compute_bound, 1e-3, test_peaks());
+  EXPECT_DOUBLE_EQ(t.tflops, 800);
+  EXPECT_DOUBLE_EQ(*t.percent_of_peak, 80);
+  Work fp32{0, 0, 2.5e10, PeakKind::kFp32};            // 25 TFLOP/s of 50 -> 50%
+  EXPECT_DOUBLE_EQ(*throughput(fp32, 1e-3, test_peaks()).percent_of_peak, 50);
+}
+
+TEST(Names, FourPartsRoundTrip) {
+  CaseName name{"LayerNorm", "bf16", "4096x8192", "aten"};
+  EXPECT_EQ(name.str(), "LayerNorm/bf16/4096x8192/aten");
+  auto parsed = CaseName::parse(name.str());
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->family, "LayerNorm");
+  EXPECT_EQ(parsed->shape, "4096x8192");
+  EXPECT_EQ(parsed->backend, "aten");
+  EXPECT_FALSE(CaseName::parse("LayerNorm/bf16/4096").has_value());
+  EXPECT_FALSE(CaseName::parse("LayerNorm//4096/aten").has_value());
+  EXPECT_FALSE(CaseName::parse("A/b/c/d/e").has_value());
+}
+
+TEST(Names, DtypesAndShapes) {
+  EXPECT_EQ(dtype_name(c10::kBFloat16), "bf16");
+  EXPECT_EQ(dtype_name(c10::kHalf), "fp16");
+  EXPECT_EQ(dtype_name(c10::kFloat), "fp32");
+  EXPECT_EQ(dtype_name(c10::kChar), "int8");
+  EXPECT_EQ(shape_name({4096, 8192}), "4096x8192");
+  EXPECT_EQ(shape_name({16384}), "16384");
+}
+
+TEST(Names, HarnessSuffixIsStrippedAndFiltersStillMatch) {
+  EXPECT_EQ(strip_harness_suffix("Gemv/int8/1024/cuda/iterations:1/manual_time"), "Gemv/int8/1024/cuda");
+  EXPECT_EQ(strip_harness_suffix("A/b/c/d/iterations:1/manual_time_median"), "A/b/c/d_median");
+  EXPECT_EQ(filter_for_registered_names("LayerNorm/.*"), "LayerNorm/.*");
+  EXPECT_EQ(filter_for_registered_names("aten$"), "aten(/iterations:1)?(/manual_time)?$");
+}
+
+TEST(Cli, OwnFlagsAreTakenAndTheRestPassesThrough) {
+  CliOptions cli = parse_cli({"bench_ops", "--output", "r/x.csv", "--benchmark_filter=LayerNorm/.*",
+                              "--opbench_cache=warm", "--opbench_timer=graph",
+                              "--opbench_max_noise=0.01", "--opbench_max_time=2",
+                              "--opbench_min_samples=20"});
+  EXPECT_EQ(cli.output.value_or(""), "r/x.csv");
+  EXPECT_EQ(cli.run.cache, CacheMode::kWarm);
+  EXPECT_EQ(cli.run.gpu_timer, TimerKind::kGraph);
+  EXPECT_DOUBLE_EQ(cli.run.rule.max_noise, 0.01);
+  EXPECT_DOUBLE_EQ(cli.run.rule.max_seconds, 2);
+  EXPECT_EQ(cli.run.rule.min_samples, 20);
+  EXPECT_EQ(cli.passthrough, (std::vector<std::string>{"bench_ops", "--benchmark_filter=LayerNorm/.*"}));
+}
+
+TEST(Cli, BadValuesNameTheFlag) {
+  auto message_of = [](std::vector<std::string> args) {
+    try {
+      parse_cli(args);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message_of({"b", "--opbench_cache=lukewarm"}).find("--opbench_cache=lukewarm"), std::string::npos);
+  EXPECT_NE(message_of({"b", "--opbench_max_noise=abc"}).find("--opbench_max_noise"), std::string::npos);
+  EXPECT_NE(message_of({"b", "--opbench_max_noise=2"}).find("[0"), std::string::npos);
+  EXPECT_NE(message_of({"b", "--output"}).find("needs a value"), std::string::npos);
+}
+
+TEST(Stopping, NoiseIsRobustRelativeSpread) {
+  EXPECT_DOUBLE_EQ(median_of({5, 1, 3}), 3);
+  EXPECT_DOUBLE_EQ(median_of({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(relative_noise({10, 10, 10, 10}), 0);
+  // Under 10 samples nothing is trimmed: {9, 11} has stdev sqrt(2) around 10.
+  EXPECT_NEAR(relative_noise({9, 11}), std::sqrt(2.0) / 10, 1e-12);
+  EXPECT_DOUBLE_EQ(relative_noise({7}), 0);
+  // From 10 samples on, one sample per tail goes: the outlier 100 does not count.
+  std::vector<double> one_outlier(9, 10.0);
+  one_outlier.push_back(100);
+  EXPECT_DOUBLE_EQ(relative_noise(one_outlier), 0);
+  // A bimodal 9/11 split stays noisy: {9 x4, 11 x4} after trimming -> stdev sqrt(8/7), mean 10.
+  std::vector<double> bimodal{9, 11, 9, 11, 9, 11, 9, 11, 9, 11};
+  EXPECT_NEAR(relative_noise(bimodal), std::sqrt(8.0 / 7.0) / 10, 1e-12);
+}
+
+TEST(Stopping, RuleNeedsMinSamplesAndLowNoiseOrACap) {
+  StoppingRule rule;   // 10 samples, 0.5 %, 1 s
+  std::vector<double> quiet(9, 1.0);
+  EXPECT_FALSE(rule_satisfied(quiet, 0.1, rule));
+  quiet.push_back(1.0);
+  EXPECT_TRUE(rule_satisfied(quiet, 0.1, rule));
+  std::vector<double> noisy;
+  for (int i = 0; i < 100; ++i) noisy.push_back(i % 2 ? 1.0 : 1.1);
+  EXPECT_FALSE(rule_satisfied(noisy, 0.5, rule));
+  EXPECT_TRUE(rule_satisfied(noisy, 1.0, rule));   // the time cap
+}
+
+// A sampler that replays a scripted sequence of sample times.
+class ScriptedSampler : public Sampler {
+ public:
+  explicit ScriptedSampler(std::function<double(int)> script) : script_(std::move(script)) {}
+  double time_one(const std::function<void()>& iteration) override {
+    iteration();
+    return script_(calls_++);
+  }
+  TimerKind kind() const override { return TimerKind::kHost; }
+  int calls_ = 0;
+
+ private:
+  std::function<double(int)> script_;
+};
+
+TEST(Stopping, QuietCaseStopsAtMinSamples) {
+  ScriptedSampler sampler([](int i) { return 1e-3 * (1 + 1e-4 * (i % 3)); });
+  int iterations = 0;
+  Measurement m = measure(sampler, [&] { ++iterations; }, StoppingRule{});
+  EXPECT_EQ(m.samples.size(), 10u);
+  EXPECT_EQ(iterations, 13);   // 3 warmup + 10 timed
+  EXPECT_TRUE(m.converged);
+  EXPECT_NEAR(m.median, 1e-3, 1e-6);
+}
+
+TEST(Stopping, NoisyCaseRunsToTheSampleCapUnconverged) {
+  ScriptedSampler sampler([](int i) { return i % 2 ? 1e-3 : 1.2e-3; });
+  StoppingRule rule;
+  rule.max_samples = 500;
+  Measurement m = measure(sampler, [] {}, rule);
+  EXPECT_EQ(m.samples.size(), 500u);
+  EXPECT_FALSE(m.converged);
+  EXPECT_GT(m.noise, 0.05);
+}
+
+TEST(Stopping, OneOutlierDoesNotPreventConvergence) {
+  ScriptedSampler sampler([](int i) { return i == 4 ? 5e-3 : 1e-3; });
+  Measurement m = measure(sampler, [] {}, StoppingRule{});
+  EXPECT_TRUE(m.converged);
+  EXPECT_EQ(m.samples.size(), 10u);
+  EXPECT_DOUBLE_EQ(m.median, 1e-3);
+}
+
+TEST(HostTimer, MeasuresWallTimeOfTheIteration) {
+  auto sampler = make_host_sampler();
+  StoppingRule rule;
+  rule.warmup_iterations = 1;
+  rule.max_noise = 0.2;
+  Measurement m = measure(*sampler, [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, rule);
+  EXPECT_EQ(m.timer, TimerKind::kHost);
+  EXPECT_GE(m.median, 2e-3);
+  EXPECT_LT(m.median, 20e-3);
+}
+
+TEST(Device, DatasheetMatchesNamesAndRefusesUnknownGpus) {
+  EXPECT_EQ(lookup_datasheet("NVIDIA H100 80GB HBM3")->model, "H100 SXM");
+  EXPECT_EQ(lookup_datasheet("NVIDIA H100 PCIe")->model, "H100 PCIe");
+  EXPECT_EQ(lookup_datasheet("NVIDIA H100 NVL")->model, "H100 NVL");
+  EXPECT_EQ(lookup_datasheet("NVIDIA H200")->model, "H200 SXM");
+  EXPECT_EQ(lookup_datasheet("NVIDIA A100-SXM4-40GB")->model, "A100 SXM4 40GB");
+  EXPECT_EQ(lookup_datasheet("NVIDIA A100-SXM4-80GB")->hbm_gbps, 2039);
+  EXPECT_EQ(lookup_datasheet("NVIDIA A100 80GB PCIe")->model, "A100 PCIe 80GB");
+  EXPECT_EQ(lookup_datasheet("NVIDIA L4")->bf16_dense_tflops, 121);
+  EXPECT_FALSE(lookup_datasheet("NVIDIA L40S").has_value());
+  EXPECT_FALSE(lookup_datasheet("NVIDIA GeForce RTX 4090").has_value());
+  EXPECT_FALSE(lookup_datasheet("x86_64").has_value());
+}
+
+TEST(Device, CpuRunDescribesTheHost) {
+  const DeviceInfo& d = current_device();
+  if (d.is_gpu) GTEST_SKIP() << "a GPU is present; the CPU description is not used";
+  EXPECT_EQ(d.arch_name, host_machine());
+  EXPECT_FALSE(d.name.empty());
+  EXPECT_GT(d.memory_bytes, 0);
+  EXPECT_GT(d.cpu_count, 0);
+  EXPECT_FALSE(d.peaks.has_value());
+  EXPECT_EQ(bench_device().type(), c10::DeviceType::CPU);
+}
+
+}  // namespace
+}  // namespace opbench

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""PyTorch eager reference timings for bench_ops cases, measured the way bench_ops measures.
+
+Per sample: hold the stream with torch.cuda._sleep (so Python launch latency is not timed, as bench_ops'
+blocking kernel does), zero a buffer of 2x L2 (cold cache), record a start event, run the op, record
+a stop event, synchronize. The figure is the median over --samples samples.
+
+  eager_reference.py --family layer_norm --json out.json [--compare bench_ops.json] [--tolerance-pct 3]
+
+--compare reads a bench_ops JSON (Google Benchmark format) and prints bench_ops vs eager per case;
+exit 1 when any case differs by more than the tolerance.
+"""
+import argparse
+import json
+import statistics
+import sys
+
+import torch
+
+
+def time_eager(fn, samples, flush):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    times_us = []
+    for _ in range(samples):
+        torch.cuda._sleep(200_000)  # ~100 us of GPU spin: the op is enqueued before the GPU gets there
+        flush.zero_()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times_us.append(start.elapsed_time(stop) * 1e3)
+    return statistics.median(times_us)
+
+
+def layer_norm_cases():
+    for dim in (1024, 4096, 8192, 16384):
+        mod = torch.nn.LayerNorm(dim).cuda().bfloat16()
+        x = torch.randn(4096, dim, device="cuda", dtype=torch.bfloat16)
+        yield f"LayerNorm/bf16/4096x{dim}/aten", (lambda m=mod, x=x: m(x))
+
+
+FAMILIES = {"layer_norm": layer_norm_cases}
+
+
+def bench_ops_medians_us(path):
+    with open(path) as f:
+        data = json.load(f)
+    scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+    return {b["name"]: b["real_time"] * scale[b["time_unit"]] for b in data["benchmarks"]
+            if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred")}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--family", choices=sorted(FAMILIES), action="append", required=True)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--json", help="write {case: median_us} here")
+    parser.add_argument("--compare", help="bench_ops JSON to compare with")
+    parser.add_argument("--tolerance-pct", type=float, default=3.0)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("eager_reference.py: needs a CUDA device")
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+    eager = {}
+    for family in args.family:
+        for name, fn in FAMILIES[family]():
+            eager[name] = time_eager(fn, args.samples, flush)
+    record = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "median_us": eager}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(record, f, indent=1)
+    worst = 0.0
+    if args.compare:
+        ours = bench_ops_medians_us(args.compare)
+        print(f"{'case':36} {'bench_ops us':>12} {'eager us':>10} {'diff %':>7}")
+        for name, eager_us in eager.items():
+            if name not in ours:
+                print(f"{name:36} {'missing':>12} {eager_us:10.2f}")
+                worst = float("inf")
+                continue
+            diff = 100 * (ours[name] - eager_us) / eager_us
+            worst = max(worst, abs(diff))
+            print(f"{name:36} {ours[name]:12.2f} {eager_us:10.2f} {diff:7.2f}")
+        print(f"worst |diff| {worst:.2f}% (tolerance {args.tolerance_pct}%) on {record['device']}")
+    else:
+        print(json.dumps(record, indent=1))
+    sys.exit(1 if worst > args.tolerance_pct else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs what opbench needs, idempotently, saying what it does.
+#   CPU machine (dev, CI, users): Debian packages + a git-ignored venv (.venv) with torch and the tool packages.
+#   Offline GPU machine (python3 already has torch with CUDA): installs nothing, only checks.
+# Versions come from third_party/versions.env. Prints the python to use as its last line: PYTHON=<path>.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../third_party/versions.env
+source "$root/third_party/versions.env"
+say() { echo "[setup] $*" >&2; }
+
+system_torch_has_cuda() {
+  python3 - <<'EOF' 2>/dev/null
+import torch, sys
+sys.exit(0 if torch.version.cuda else 1)
+EOF
+}
+
+if [ -z "${OPBENCH_FORCE_VENV:-}" ] && system_torch_has_cuda; then
+  # The GPU machine: everything is in the image, and nothing can be fetched.
+  say "python3 has a CUDA torch ($(python3 -c 'import torch; print(torch.__version__)')): using the system, installing nothing"
+  echo "PYTHON=$(command -v python3)"
+  exit 0
+fi
+
+missing=()
+for pkg in $DEBIAN_PACKAGES; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >&2
+else
+  say "Debian packages present: $DEBIAN_PACKAGES"
+fi
+
+venv="$root/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating venv $venv"
+  python3 -m venv "$venv"
+fi
+want_torch="$TORCH_VERSION"
+have_torch=$("$venv/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)
+if [ "$have_torch" != "$want_torch" ]; then
+  say "installing torch==$want_torch into the venv (large download, once)"
+  "$venv/bin/pip" install -q --disable-pip-version-check "torch==$want_torch" >&2
+else
+  say "venv has torch $have_torch"
+fi
+# shellcheck disable=SC2086
+if ! "$venv/bin/pip" install -q --disable-pip-version-check $PY_TOOL_PACKAGES --dry-run 2>/dev/null \
+      | grep -q "Would install"; then
+  say "venv has the tool packages"
+else
+  say "installing tool packages: $PY_TOOL_PACKAGES"
+  "$venv/bin/pip" install -q --disable-pip-version-check $PY_TOOL_PACKAGES >&2
+fi
+echo "PYTHON=$venv/bin/python"
