@@ -79,6 +79,7 @@ void time_iterations(benchmark::State& state, const std::function<void()>& itera
   set_work_counters(state, work, m.median, current_device().peaks);
   state.counters["samples"] = static_cast<double>(m.samples.size());
   state.counters["noise_pct"] = 100 * m.noise;
+  state.counters["median_noise_pct"] = 100 * m.median_noise;
   state.counters["converged"] = m.converged ? 1 : 0;
   std::string label = std::string("timer=") + timer_kind_name(m.timer);
   if (m.timer != TimerKind::kHost) label += cache == CacheMode::kCold ? " cache=cold" : " cache=warm";

@@ -81,13 +81,14 @@ opbench flags:
   --opbench_timer=events|graph
                               events (default): CUDA events around each iteration; graph: a batch
                               of iterations captured in a CUDA graph, time per replay / batch
-  --opbench_max_noise=F       stop a case once its relative noise (stdev/mean, 5% tails trimmed) < F
-                              (default 0.005) ...
+  --opbench_max_noise=F       stop a case once the relative noise of its median < F (default
+                              0.005; 1.2533 * sample stdev/mean / sqrt(n), 5% tails trimmed) ...
   --opbench_min_samples=N     ... after at least N samples (default 10) ...
   --opbench_max_time=S        ... or after S seconds of sampling (default 1.0)
 
 Each case reports its median time (Google Benchmark's time column; manual time) and counters
-GB/s, TFLOP/s, %peak (datasheet), bytes, flops, samples, noise_pct, converged.
+GB/s, TFLOP/s, %peak (datasheet), bytes, flops, samples, noise_pct (sample spread),
+median_noise_pct (the median's), converged.
 On a machine without a CUDA device the CPU cases run, timed with the host clock.
 
 Google Benchmark flags follow.

@@ -51,11 +51,16 @@ double relative_noise(std::vector<double> samples) {
   return std::sqrt(sum_sq / static_cast<double>(kept - 1)) / mean;
 }
 
+double median_noise(const std::vector<double>& samples) {
+  if (samples.size() < 2) return 0;
+  return 1.2533 * relative_noise(samples) / std::sqrt(static_cast<double>(samples.size()));
+}
+
 bool rule_satisfied(const std::vector<double>& samples, double elapsed_seconds,
                     const StoppingRule& rule) {
   auto n = static_cast<int>(samples.size());
   if (n >= rule.max_samples || elapsed_seconds >= rule.max_seconds) return true;
-  return n >= rule.min_samples && relative_noise(samples) < rule.max_noise;
+  return n >= rule.min_samples && median_noise(samples) < rule.max_noise;
 }
 
 const char* timer_kind_name(TimerKind kind) {
@@ -85,8 +90,9 @@ Measurement measure(Sampler& sampler, const std::function<void()>& iteration,
     if (capped || m.samples.size() >= next_check) {
       if (rule_satisfied(m.samples, elapsed, rule)) {
         m.noise = relative_noise(m.samples);
+        m.median_noise = median_noise(m.samples);
         m.converged = static_cast<int>(m.samples.size()) >= rule.min_samples &&
-                      m.noise < rule.max_noise;
+                      m.median_noise < rule.max_noise;
         break;
       }
       next_check = m.samples.size() + std::max<size_t>(1, m.samples.size() / 8);

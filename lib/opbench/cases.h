@@ -50,7 +50,7 @@ struct TimingRequest {
 
 // Times `iteration` with the sampler for this device and run options, hands the median to Google
 // Benchmark as manual time and sets the counters: the work's throughput (work.h), "samples",
-// "noise_pct", "converged" (0/1), and a label "timer=<kind> cache=<cold|warm>".
+// "noise_pct" (sample spread), "median_noise_pct" (the stopping rule's), "converged" (0/1), and a label "timer=<kind> cache=<cold|warm>".
 // REQUIRES: called once per case body, outside the `for (auto _ : state)` loop (it runs that loop).
 void time_iterations(benchmark::State& state, const std::function<void()>& iteration,
                      const Work& work, const TimingRequest& request = {});

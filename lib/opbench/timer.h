@@ -9,8 +9,12 @@
 
 namespace opbench {
 
-// When to stop sampling: once `min_samples` are in and noise < `max_noise`, or when `max_seconds` of
-// wall time have passed (then `converged` is false), or at `max_samples`.
+// When to stop sampling: once `min_samples` are in and the median's noise (median_noise below) is
+// < `max_noise`, or when `max_seconds` of wall time have passed (then `converged` is false), or at
+// `max_samples`. Why the median's noise and not the samples' spread: a 15 us kernel jitters ~1% from
+// sample to sample however long it is sampled, so a rule on the spread never converges and every
+// short case runs to the cap; the median's noise shrinks with sqrt(samples) and is what decides how
+// well the reported figure repeats.
 struct StoppingRule {
   int warmup_iterations = 3;
   int min_samples = 10;
@@ -26,6 +30,9 @@ struct StoppingRule {
 double relative_noise(std::vector<double> samples);
 double median_of(std::vector<double> samples);
 
+// Relative standard error of the median: 1.2533 * relative_noise / sqrt(n) (normal approximation).
+double median_noise(const std::vector<double>& samples);
+
 // REQUIRES: samples.size() >= 1. True when the rule says sampling may end.
 bool rule_satisfied(const std::vector<double>& samples, double elapsed_seconds,
                     const StoppingRule& rule);
@@ -37,7 +44,8 @@ const char* timer_kind_name(TimerKind kind);   // "host", "events", "graph"
 struct Measurement {
   std::vector<double> samples;   // seconds per iteration, in the order taken
   double median = 0;
-  double noise = 0;              // relative_noise(samples)
+  double noise = 0;              // relative_noise(samples): sample-to-sample spread
+  double median_noise = 0;       // median_noise(samples): what the stopping rule looks at
   bool converged = false;        // stopped by the noise rule, not by a cap
   TimerKind timer = TimerKind::kHost;
 };

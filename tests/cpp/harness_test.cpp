@@ -110,16 +110,29 @@ TEST(Stopping, NoiseIsRobustRelativeSpread) {
   EXPECT_NEAR(relative_noise(bimodal), std::sqrt(8.0 / 7.0) / 10, 1e-12);
 }
 
+TEST(Stopping, MedianNoiseShrinksWithSqrtOfSamples) {
+  std::vector<double> ten{9, 11, 9, 11, 9, 11, 9, 11, 9, 11};
+  EXPECT_NEAR(median_noise(ten), 1.2533 * relative_noise(ten) / std::sqrt(10.0), 1e-15);
+  std::vector<double> forty;
+  for (int i = 0; i < 4; ++i) forty.insert(forty.end(), ten.begin(), ten.end());
+  EXPECT_LT(median_noise(forty), 0.6 * median_noise(ten));
+}
+
 TEST(Stopping, RuleNeedsMinSamplesAndLowNoiseOrACap) {
-  StoppingRule rule;   // 10 samples, 0.5 %, 1 s
+  StoppingRule rule;   // 10 samples, median noise < 0.5 %, 1 s
   std::vector<double> quiet(9, 1.0);
   EXPECT_FALSE(rule_satisfied(quiet, 0.1, rule));
   quiet.push_back(1.0);
   EXPECT_TRUE(rule_satisfied(quiet, 0.1, rule));
-  std::vector<double> noisy;
+  std::vector<double> noisy;   // ~5% spread: the median's noise is ~0.6% at 100 samples
   for (int i = 0; i < 100; ++i) noisy.push_back(i % 2 ? 1.0 : 1.1);
   EXPECT_FALSE(rule_satisfied(noisy, 0.5, rule));
   EXPECT_TRUE(rule_satisfied(noisy, 1.0, rule));   // the time cap
+  std::vector<double> jittery;  // ~2% spread: median noise 0.83% at 10 samples, 0.39% at 40
+  for (int i = 0; i < 10; ++i) jittery.push_back(i % 2 ? 1.0 : 1.04);
+  EXPECT_FALSE(rule_satisfied(jittery, 0.1, rule));
+  for (int i = 0; i < 30; ++i) jittery.push_back(i % 2 ? 1.0 : 1.04);
+  EXPECT_TRUE(rule_satisfied(jittery, 0.1, rule));
 }
 
 // A sampler that replays a scripted sequence of sample times.
@@ -148,13 +161,14 @@ TEST(Stopping, QuietCaseStopsAtMinSamples) {
 }
 
 TEST(Stopping, NoisyCaseRunsToTheSampleCapUnconverged) {
-  ScriptedSampler sampler([](int i) { return i % 2 ? 1e-3 : 1.2e-3; });
+  ScriptedSampler sampler([](int i) { return i % 2 ? 1e-3 : 2e-3; });
   StoppingRule rule;
   rule.max_samples = 500;
   Measurement m = measure(sampler, [] {}, rule);
   EXPECT_EQ(m.samples.size(), 500u);
   EXPECT_FALSE(m.converged);
   EXPECT_GT(m.noise, 0.05);
+  EXPECT_GT(m.median_noise, rule.max_noise);
 }
 
 TEST(Stopping, OneOutlierDoesNotPreventConvergence) {
