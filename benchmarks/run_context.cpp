@@ -4,11 +4,15 @@
 #include <torch/headeronly/version.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
+#include "experiments.h"
 #include "forwarding.h"
+#include "opbench/check.h"
+#include "opbench/targets.h"
 #include "opbench/device.h"
 
 #ifdef OPBENCH_HAVE_CUDA
@@ -85,17 +89,42 @@ GbenchFlags gbench_flags(const std::vector<std::string>& args) {
   return flags;
 }
 
+std::vector<TargetFile> targets_for(const CliOptions& cli) {
+  if (cli.targets) return load_targets(*cli.targets);
+  std::string bundled = std::string(OPBENCH_SOURCE_DIR) + "/targets";
+  if (std::filesystem::is_directory(bundled)) return load_targets(bundled);
+  std::cerr << "bench_ops: no targets folder at " << bundled << "; rows get no targets\n";
+  return {};
+}
+
+RunInfo run_info(const DeviceInfo& device, const RunOptions& run) {
+  BuildInfo build = build_info();
+  return {device, build.torch_version, build.cuda_version, build.opbench_sha,
+          timer_kind_name(device.is_gpu ? run.gpu_timer : TimerKind::kHost),
+          !device.is_gpu ? "none" : run.cache == CacheMode::kCold ? "cold" : "warm",
+          host_cpu_model(), static_cast<double>(host_memory_bytes()) / 1e9};
+}
+
 int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   const DeviceInfo& device = current_device();
   register_all_families(device);
   if (flags.list_tests) return list_cases();
+  std::unique_ptr<ExperimentReporter> experiments;
+  try {
+    std::ostream* summary = flags.format == "console" ? &std::cout : &std::cerr;
+    experiments = std::make_unique<ExperimentReporter>(run_info(device, cli.run), targets_for(cli),
+                                                       cli.output.value_or(""), summary);
+  } catch (const Error& e) {
+    std::cerr << "bench_ops: " << e.what() << "\n";
+    return 2;
+  }
   if (!device.is_gpu)
     std::cerr << "bench_ops: no CUDA device found; running the CPU cases on " << device.name
               << " (host-clock timing)\n";
   add_context(device, cli.run, build_info());
 
   auto display = make_format_reporter(flags.format);
-  ForwardingReporter display_forward({display.get()});
+  ForwardingReporter display_forward({display.get(), experiments.get()});
   std::unique_ptr<benchmark::BenchmarkReporter> file;
   std::unique_ptr<ForwardingReporter> file_forward;
   if (!flags.out.empty()) {
@@ -105,6 +134,11 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   }
   benchmark::RunSpecifiedBenchmarks(&display_forward, file_forward.get());
   benchmark::Shutdown();
+  if (display_forward.failed_runs() > 0) {
+    std::cerr << "bench_ops: " << display_forward.failed_runs()
+              << " case(s) failed (messages above); every other result was kept\n";
+    return 1;
+  }
   return 0;
 }
 

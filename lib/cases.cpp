@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace opbench {
@@ -107,13 +108,21 @@ void register_case(const CaseName& name, std::function<void(benchmark::State&)> 
       ->Unit(benchmark::kMicrosecond);
 }
 
+void skip_unavailable(benchmark::State& state, const std::string& why) {
+  state.SkipWithError((kUnavailablePrefix + why).c_str());
+  case_was_timed = true;
+}
+
 bool add_family(const char* family, FamilyRegistration registration) {
   families().emplace_back(family, registration);
   return true;
 }
 
 void register_all_families(const DeviceInfo& device) {
-  for (const auto& [name, registration] : families()) registration(device);
+  // Ceiling first: the measured ceilings of the run must be known when the other cases report.
+  auto ordered = families();
+  std::stable_partition(ordered.begin(), ordered.end(), [](const auto& f) { return f.first == "Ceiling"; });
+  for (const auto& [name, registration] : ordered) registration(device);
 }
 
 }  // namespace opbench

@@ -29,6 +29,11 @@ double parse_number(const std::string& flag, const std::string& text, double min
   return value;
 }
 
+OplogOptions& oplog(CliOptions& cli) {
+  if (!cli.oplog) cli.oplog.emplace();
+  return *cli.oplog;
+}
+
 }  // namespace
 
 CliOptions parse_cli(const std::vector<std::string>& args) {
@@ -57,10 +62,22 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       rule.max_seconds = parse_number("--opbench_max_time", *v, 0.001, 3600);
     } else if (auto v = flag_value(args, i, "--opbench_min_samples")) {
       rule.min_samples = static_cast<int>(parse_number("--opbench_min_samples", *v, 1, 1e6));
+    } else if (auto v = flag_value(args, i, "--oplog")) {
+      oplog(cli).path = *v;
+    } else if (auto v = flag_value(args, i, "--oplog_dtype")) {
+      if (*v != "f16" && *v != "bf16" && *v != "f32")
+        throw std::invalid_argument("--oplog_dtype=" + *v + ": expected f16, bf16 or f32");
+      oplog(cli).dtype = *v;
+    } else if (auto v = flag_value(args, i, "--oplog_max_inputs")) {
+      oplog(cli).max_inputs = static_cast<int>(parse_number("--oplog_max_inputs", *v, 1, 1e9));
+    } else if (args[i] == "--channels_last") {
+      oplog(cli).channels_last = true;
     } else {
       cli.passthrough.push_back(args[i]);
     }
   }
+  if (cli.oplog && cli.oplog->path.empty())
+    throw std::invalid_argument("--oplog_dtype, --oplog_max_inputs and --channels_last need --oplog FILE|DIR");
   return cli;
 }
 
@@ -85,6 +102,12 @@ opbench flags:
                               0.005; 1.2533 * sample stdev/mean / sqrt(n), 5% tails trimmed) ...
   --opbench_min_samples=N     ... after at least N samples (default 10) ...
   --opbench_max_time=S        ... or after S seconds of sampling (default 1.0)
+
+Operator replay (instead of the families):
+  --oplog FILE|DIR            replay every operator input recorded in an operator-input log
+  --oplog_dtype=f16|bf16|f32  recast the floating-point inputs
+  --oplog_max_inputs=N        at most N inputs per operator
+  --channels_last             4-d inputs in channels-last layout
 
 Each case reports its median time (Google Benchmark's time column; manual time) and counters
 GB/s, TFLOP/s, %peak (datasheet), bytes, flops, samples, noise_pct (sample spread),

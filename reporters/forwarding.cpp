@@ -1,5 +1,10 @@
 #include "forwarding.h"
 
+#include <algorithm>
+
+#include "opbench/cases.h"
+#include "opbench/gbench_compat.h"
+
 namespace opbench {
 namespace {
 
@@ -39,8 +44,31 @@ void ForwardingReporter::ReportRuns(const std::vector<Run>& runs) {
   for (auto& run : renamed) {
     run.run_name.iterations.clear();
     run.run_name.time_type.clear();
+    if (gbench::run_skipped(run)) {
+      if (gbench::skip_message(run).rfind(kUnavailablePrefix, 0) != 0) ++failed_runs_;
+      continue;
+    }
+    annotate_ceiling(run);
   }
   for (auto* target : targets_) target->ReportRuns(renamed);
+}
+
+void ForwardingReporter::annotate_ceiling(Run& run) {
+  auto name = CaseName::parse(run.benchmark_name());
+  if (!name || run.run_type != Run::RT_Iteration) return;
+  auto value = [&](const char* counter) {
+    auto it = run.counters.find(counter);
+    return it == run.counters.end() ? 0.0 : static_cast<double>(it->second);
+  };
+  if (name->family == "Ceiling") {
+    if (name->backend == "copy") copy_gbps_ = value("GB/s");
+    if (name->backend == "cublas") gemm_tflops_ = value("TFLOP/s");
+    return;
+  }
+  double share = 0;
+  if (copy_gbps_ > 0) share = std::max(share, value("GB/s") / copy_gbps_);
+  if (gemm_tflops_ > 0) share = std::max(share, value("TFLOP/s") / gemm_tflops_);
+  if (share > 0) run.counters["%ceiling"] = 100 * share;
 }
 
 void ForwardingReporter::Finalize() {

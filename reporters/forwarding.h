@@ -20,17 +20,24 @@ std::string strip_harness_suffix(const std::string& name);
 // harness suffix.
 std::string filter_for_registered_names(const std::string& filter);
 
-// Passes every call to the wrapped reporters, in order, with the harness suffix cleared from names;
-// they write to the streams Google Benchmark gives this reporter. Not owning.
+// Passes every call to the wrapped reporters, in order, with the harness suffix cleared from names
+// and a "%ceiling" counter added to each case once this run's Ceiling cases (which run first) have
+// measured copy GB/s and GEMM TFLOP/s: 100 * the larger of GB/s / copy and TFLOP/s / GEMM.
+// The wrapped reporters write to the streams Google Benchmark gives this one. Not owning.
 class ForwardingReporter : public benchmark::BenchmarkReporter {
  public:
   explicit ForwardingReporter(std::vector<benchmark::BenchmarkReporter*> targets);
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
+  // Runs skipped with an error, except backends skipped as unavailable (skip_unavailable()).
+  int failed_runs() const { return failed_runs_; }
 
  private:
+  void annotate_ceiling(Run& run);
   std::vector<benchmark::BenchmarkReporter*> targets_;
+  double copy_gbps_ = 0, gemm_tflops_ = 0;
+  int failed_runs_ = 0;
 };
 
 }  // namespace opbench

@@ -59,6 +59,11 @@ void time_iterations(benchmark::State& state, const std::function<void()>& itera
 // exception it throws becomes SkipWithError with the exception's message, and the sweep goes on.
 void register_case(const CaseName& name, std::function<void(benchmark::State&)> body);
 
+// Skips a case whose backend cannot run here (no CUDA device, no cuBLAS): the message starts with
+// kUnavailablePrefix, and such skips do not make bench_ops exit non-zero; other skips do.
+inline constexpr const char* kUnavailablePrefix = "unavailable: ";
+void skip_unavailable(benchmark::State& state, const std::string& why);
+
 // Families register their cases from a function that sees the device (shapes differ on CPU and GPU).
 using FamilyRegistration = void (*)(const DeviceInfo& device);
 bool add_family(const char* family, FamilyRegistration registration);

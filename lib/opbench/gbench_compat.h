@@ -30,4 +30,17 @@ std::string skip_message(const Run& run) {
     return run.error_message;
 }
 
+// Marks a run skipped with an error (for tests that build runs by hand).
+template <typename Run>
+void mark_skipped(Run& run, const std::string& message) {
+  if constexpr (HasSkipped<Run>::value) {
+    using Skipped = std::remove_reference_t<decltype(run.skipped)>;
+    run.skipped = Skipped::SkippedWithError;
+    run.skip_message = message;
+  } else {
+    run.error_occurred = true;
+    run.error_message = message;
+  }
+}
+
 }  // namespace opbench::gbench

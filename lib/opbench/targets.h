@@ -1,0 +1,50 @@
+// Targets per GPU arch (targets/*.json) and the experiment aggregation: cases group into experiments
+// (gpt-fast's names) per dtype and backend, with the metric averaged over the shapes.
+//
+// A targets file:
+//   {"devices": ["NVIDIA H200"],                 exact device names (cudaGetDeviceProperties)
+//    "rule": "how the numbers were derived",     required: a target is never an unexplained number
+//    "targets": [{"experiment": "layer_norm", "metric": "memory_bandwidth(GB/s)",
+//                 "dtype": "bfloat16", "backend": "aten", "target": 950}]}
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+struct Target {
+  std::string experiment, metric, dtype, backend;
+  double value;
+};
+
+struct TargetFile {
+  std::string path;
+  std::vector<std::string> devices;
+  std::string rule;
+  std::vector<Target> targets;
+};
+
+// Throws opbench::Error naming the file and the offending entry ("targets[3].target: expected a
+// positive number") on malformed JSON, missing keys, wrong types or duplicate entries.
+TargetFile load_target_file(const std::string& path);
+// A file, or every *.json in a folder (sorted). A device named by two files is an error.
+std::vector<TargetFile> load_targets(const std::string& file_or_dir);
+
+// The target for one experiment row on `device_name`, if any file names that device.
+std::optional<Target> find_target(const std::vector<TargetFile>& files, const std::string& device_name,
+                                  const std::string& experiment, const std::string& metric,
+                                  const std::string& dtype, const std::string& backend);
+
+// How a family becomes an experiment: gpt-fast's name and metric. nullopt for families that are not
+// experiments (e.g. Ceiling, whose rows feed percent-of-ceiling instead).
+struct ExperimentKind {
+  std::string name;     // "layer_norm"
+  std::string metric;   // "memory_bandwidth(GB/s)" or "flops_utilization"
+};
+std::optional<ExperimentKind> experiment_for_family(const std::string& family);
+
+// Case dtype names (bf16) as the seed's CSV writes them (bfloat16, from str(torch.bfloat16)).
+std::string torch_dtype_name(const std::string& case_dtype);
+
+}  // namespace opbench

@@ -1,0 +1,148 @@
+#include "opbench/targets.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "opbench/check.h"
+
+namespace opbench {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& path, const std::string& where, const std::string& what) {
+  throw Error("targets file " + path + ": " + where + ": " + what);
+}
+
+// 1-based line:column of a byte offset, for JSON syntax errors.
+std::string line_column(const std::string& text, size_t offset) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < std::min(offset, text.size()); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+std::string string_field(const json& object, const std::string& key, const std::string& path,
+                         const std::string& where) {
+  if (!object.contains(key)) bad(path, where, "missing \"" + key + "\"");
+  if (!object[key].is_string() || object[key].get<std::string>().empty())
+    bad(path, where + "." + key, "expected a non-empty string");
+  return object[key].get<std::string>();
+}
+
+Target parse_target(const json& entry, const std::string& path, const std::string& where) {
+  if (!entry.is_object()) bad(path, where, "expected an object");
+  Target t;
+  t.experiment = string_field(entry, "experiment", path, where);
+  t.metric = string_field(entry, "metric", path, where);
+  t.dtype = string_field(entry, "dtype", path, where);
+  t.backend = entry.contains("backend") ? string_field(entry, "backend", path, where) : "aten";
+  if (!entry.contains("target")) bad(path, where, "missing \"target\"");
+  if (!entry["target"].is_number() || entry["target"].get<double>() <= 0)
+    bad(path, where + ".target", "expected a positive number, got " + entry["target"].dump());
+  t.value = entry["target"].get<double>();
+  return t;
+}
+
+}  // namespace
+
+TargetFile load_target_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("targets file " + path + ": cannot be read");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    bad(path, line_column(text, e.byte > 0 ? e.byte - 1 : 0), "invalid JSON");
+  }
+  if (!doc.is_object()) bad(path, "top level", "expected an object");
+  TargetFile file;
+  file.path = path;
+  if (!doc.contains("devices") || !doc["devices"].is_array() || doc["devices"].empty())
+    bad(path, "devices", "expected a non-empty list of device names");
+  for (size_t i = 0; i < doc["devices"].size(); ++i) {
+    if (!doc["devices"][i].is_string()) bad(path, "devices[" + std::to_string(i) + "]", "expected a string");
+    file.devices.push_back(doc["devices"][i].get<std::string>());
+  }
+  file.rule = string_field(doc, "rule", path, "top level");
+  if (!doc.contains("targets") || !doc["targets"].is_array()) bad(path, "targets", "expected a list");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < doc["targets"].size(); ++i) {
+    std::string where = "targets[" + std::to_string(i) + "]";
+    Target t = parse_target(doc["targets"][i], path, where);
+    if (!seen.insert(t.experiment + "|" + t.metric + "|" + t.dtype + "|" + t.backend).second)
+      bad(path, where, "duplicate of an earlier entry for " + t.experiment + " " + t.dtype + " " + t.backend);
+    file.targets.push_back(t);
+  }
+  return file;
+}
+
+std::vector<TargetFile> load_targets(const std::string& file_or_dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths;
+  if (fs::is_directory(file_or_dir)) {
+    for (const auto& entry : fs::directory_iterator(file_or_dir))
+      if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+    std::sort(paths.begin(), paths.end());
+  } else {
+    paths.push_back(file_or_dir);
+  }
+  std::vector<TargetFile> files;
+  std::map<std::string, std::string> owner;
+  for (const auto& path : paths) {
+    files.push_back(load_target_file(path));
+    for (const auto& device : files.back().devices) {
+      auto [it, fresh] = owner.emplace(device, path);
+      if (!fresh) bad(path, "devices", "\"" + device + "\" is also named by " + it->second);
+    }
+  }
+  return files;
+}
+
+std::optional<Target> find_target(const std::vector<TargetFile>& files, const std::string& device_name,
+                                  const std::string& experiment, const std::string& metric,
+                                  const std::string& dtype, const std::string& backend) {
+  for (const auto& file : files) {
+    if (std::find(file.devices.begin(), file.devices.end(), device_name) == file.devices.end()) continue;
+    for (const auto& t : file.targets)
+      if (t.experiment == experiment && t.metric == metric && t.dtype == dtype && t.backend == backend)
+        return t;
+  }
+  return std::nullopt;
+}
+
+std::optional<ExperimentKind> experiment_for_family(const std::string& family) {
+  static const std::map<std::string, ExperimentKind> kinds = {
+      {"LayerNorm", {"layer_norm", "memory_bandwidth(GB/s)"}},
+      {"Gemv", {"gemv", "memory_bandwidth(GB/s)"}},
+      {"GatherGemv", {"gather_gemv", "memory_bandwidth(GB/s)"}},
+      {"MLP", {"mlp_layer_norm_gelu", "flops_utilization"}},
+  };
+  auto it = kinds.find(family);
+  if (it == kinds.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string torch_dtype_name(const std::string& case_dtype) {
+  static const std::map<std::string, std::string> names = {
+      {"bf16", "bfloat16"}, {"fp16", "float16"}, {"fp32", "float32"}, {"fp64", "float64"},
+      {"int8", "int8"},     {"uint8", "uint8"},  {"int32", "int32"},  {"int64", "int64"}};
+  auto it = names.find(case_dtype);
+  return it == names.end() ? case_dtype : it->second;
+}
+
+}  // namespace opbench

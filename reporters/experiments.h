@@ -1,0 +1,80 @@
+// The experiment reporter: turns case runs into gpt-fast experiment rows (one per experiment x dtype
+// x backend, the metric averaged over the shapes), with targets for this arch, percent of target,
+// of datasheet peak and of the measured ceiling, and writes them as CSV + dashboard JSON as soon as
+// each experiment's cases are done, then prints a summary table.
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opbench/device.h"
+#include "opbench/targets.h"
+
+namespace opbench {
+
+// Identity of the run, recorded in every row and dashboard record.
+struct RunInfo {
+  DeviceInfo device;
+  std::string torch_version, cuda_version, opbench_sha;
+  std::string timer, cache;        // "events"/"graph"/"host", "cold"/"warm"/"none"
+  std::string host_cpu;            // CPU model of the host
+  double host_memory_gb = 0;
+};
+
+struct ExperimentRow {
+  std::string name, metric;        // "layer_norm", "memory_bandwidth(GB/s)"
+  std::optional<double> target;
+  std::optional<double> actual;    // empty when it cannot be computed (no case ran, no peak known)
+  std::string dtype, device, arch; // "bfloat16", "cuda"|"cpu", arch name
+  bool is_model = false;
+  std::string backend;
+  std::optional<double> pct_of_target, pct_of_peak, pct_of_ceiling;
+  int cases = 0, failed_cases = 0;
+  std::string status;              // "meets target", "below target", "no target", "incomplete: ...", ...
+};
+
+// Measured ceilings of this run (Ceiling/* cases), in the units of their counters.
+struct Ceilings {
+  std::optional<double> copy_gbps;
+  std::optional<double> gemm_tflops;
+};
+
+class ExperimentReporter : public benchmark::BenchmarkReporter {
+ public:
+  // `output_csv` empty: no files, summary only. Throws opbench::Error if an existing CSV cannot be
+  // read or has a header that is not opbench's.
+  ExperimentReporter(RunInfo info, std::vector<TargetFile> targets, std::string output_csv,
+                     std::ostream* summary_stream);
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
+
+  std::vector<ExperimentRow> rows() const;
+  const Ceilings& ceilings() const { return ceilings_; }
+
+ private:
+  struct Group {                   // one experiment x dtype x backend
+    std::string family, dtype, backend;
+    std::map<std::string, std::vector<double>> gbps, tflops;   // case name -> per-repetition values
+    std::vector<std::string> failed;
+  };
+  void add_run(const Run& run);
+  void write_outputs();
+  ExperimentRow make_row(const Group& group) const;
+
+  RunInfo info_;
+  std::vector<TargetFile> targets_;
+  std::string output_csv_;
+  std::ostream* summary_stream_;
+  std::vector<Group> groups_;      // in first-seen order
+  std::string last_family_dtype_;
+  Ceilings ceilings_;
+  std::vector<std::vector<std::string>> prior_csv_rows_;   // rows already in the file before this run
+  std::vector<std::string> prior_header_;
+  std::vector<std::string> prior_json_lines_;
+};
+
+}  // namespace opbench

@@ -1,0 +1,223 @@
+// The experiment reporter's actual output: CSV and dashboard JSON against golden files, header repair
+// and append, bad and missing targets, the name and ceiling handling of the forwarding reporter.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "experiments.h"
+#include "forwarding.h"
+#include "opbench/cases.h"
+#include "opbench/check.h"
+#include "opbench/gbench_compat.h"
+#include "opbench/targets.h"
+#include "outputs.h"
+#include "test_files.h"
+
+namespace opbench {
+namespace {
+
+namespace fs = std::filesystem;
+using BRun = benchmark::BenchmarkReporter::Run;
+
+using opbench::testing::read_text;
+using opbench::testing::remove_tree;
+using opbench::testing::write_text;
+
+// Compares with tests/cpp/golden/<name>; OPBENCH_UPDATE_GOLDEN=1 rewrites the golden file instead.
+void expect_golden(const std::string& actual, const std::string& name) {
+  fs::path golden = fs::path(OPBENCH_SOURCE_DIR) / "tests/cpp/golden" / name;
+  if (std::getenv("OPBENCH_UPDATE_GOLDEN")) write_text(golden, actual);
+  EXPECT_EQ(actual, read_text(golden)) << "differs from " << golden;
+}
+
+RunInfo h200_info() {
+  RunInfo info;
+  info.device.is_gpu = true;
+  info.device.name = info.device.arch_name = "NVIDIA H200";
+  info.device.cpu_count = 16;
+  info.device.memory_bytes = 150'000'000'000;
+  info.device.peaks = lookup_datasheet("NVIDIA H200");
+  info.torch_version = "2.11.0";
+  info.cuda_version = "13.0";
+  info.opbench_sha = "0123456789ab";
+  info.timer = "events";
+  info.cache = "cold";
+  info.host_cpu = "Test CPU";
+  info.host_memory_gb = 128;
+  return info;
+}
+
+BRun case_run(const std::string& name, double gbps, double tflops = 0) {
+  BRun run;
+  run.run_name.function_name = name;
+  run.run_type = BRun::RT_Iteration;
+  run.counters["GB/s"] = gbps;
+  if (tflops > 0) run.counters["TFLOP/s"] = tflops;
+  return run;
+}
+
+BRun failed_run(const std::string& name, const std::string& message) {
+  BRun run = case_run(name, 0);
+  gbench::mark_skipped(run, message);
+  return run;
+}
+
+class Reporters : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("opbench_reporters_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    remove_tree(dir_);
+    write_text(dir_ / "targets/h200.json", R"json({"devices": ["NVIDIA H200"], "rule": "test rule",
+      "targets": [{"experiment": "layer_norm", "metric": "memory_bandwidth(GB/s)", "dtype": "bfloat16",
+                   "backend": "aten", "target": 2000},
+                  {"experiment": "mlp_layer_norm_gelu", "metric": "flops_utilization", "dtype": "bfloat16",
+                   "backend": "aten", "target": 0.5}]})json");
+  }
+  void TearDown() override { remove_tree(dir_); }
+
+  // Feeds runs through a reporter writing `csv`, as bench_ops does, and returns the summary text.
+  std::string report(const std::vector<BRun>& runs, const fs::path& csv) {
+    std::ostringstream summary;
+    ExperimentReporter reporter(h200_info(), load_targets((dir_ / "targets").string()), csv.string(), &summary);
+    for (const auto& run : runs) reporter.ReportRuns({run});
+    reporter.Finalize();
+    return summary.str();
+  }
+
+  std::vector<BRun> sweep() const {
+    return {case_run("Ceiling/bf16/1073741824/copy", 4000), case_run("Ceiling/bf16/8192x8192x8192/cublas", 0, 800),
+            case_run("LayerNorm/bf16/4096x1024/aten", 1800), case_run("LayerNorm/bf16/4096x4096/aten", 2200),
+            case_run("LayerNorm/fp16/4096x1024/aten", 1500), failed_run("LayerNorm/fp16/4096x4096/aten", "CUDA error"),
+            case_run("MLP/bf16/4096/aten", 3000, 98.9), case_run("MLP/bf16/8192/aten", 3500, 296.7)};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Reporters, CsvJsonAndSummaryMatchGolden) {
+  fs::path csv = dir_ / "out/nested/gpt_fast_benchmark.csv";
+  std::string summary = report(sweep(), csv);
+  expect_golden(read_text(csv), "sweep.csv");
+  expect_golden(read_text(dir_ / "out/nested/gpt_fast_benchmark.json"), "sweep.json");
+  expect_golden(summary, "sweep_summary.txt");
+}
+
+TEST_F(Reporters, RowsCarryTheArithmetic) {
+  ExperimentReporter reporter(h200_info(), load_targets((dir_ / "targets").string()), "", nullptr);
+  for (const auto& run : sweep()) reporter.ReportRuns({run});
+  auto rows = reporter.rows();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].name, "layer_norm");
+  EXPECT_DOUBLE_EQ(*rows[0].actual, 2000);              // mean of 1800 and 2200
+  EXPECT_DOUBLE_EQ(*rows[0].pct_of_target, 100);
+  EXPECT_DOUBLE_EQ(*rows[0].pct_of_peak, 100 * 2000.0 / 4800);
+  EXPECT_DOUBLE_EQ(*rows[0].pct_of_ceiling, 50);        // of the 4000 GB/s copy
+  EXPECT_EQ(rows[0].status, "meets target");
+  EXPECT_EQ(rows[1].dtype, "float16");
+  EXPECT_EQ(rows[1].status, "incomplete: 1 of 2 cases failed");
+  EXPECT_FALSE(rows[1].target.has_value());
+  EXPECT_EQ(rows[2].metric, "flops_utilization");
+  EXPECT_NEAR(*rows[2].actual, (98.9 + 296.7) / 2 / 989, 1e-12);   // achieved / peak, not the seed's formula
+  EXPECT_NEAR(*rows[2].pct_of_ceiling, 100 * (98.9 + 296.7) / 2 / 800, 1e-9);
+  EXPECT_EQ(rows[2].status, "below target");
+}
+
+TEST_F(Reporters, SeedHeaderIsRepairedAndRowsAppend) {
+  fs::path csv = dir_ / "old.csv";
+  write_text(csv, "name,metric,target,actual,dtype,device,arch,is_model\n"
+                  "gemv,memory_bandwidth(GB/s),990,1000.00,bfloat16,cuda,NVIDIA A100-SXM4-40GB,False\n");
+  report({case_run("LayerNorm/bf16/4096x1024/aten", 1800)}, csv);
+  report({case_run("LayerNorm/bf16/4096x1024/aten", 1900)}, csv);
+  auto rows = read_csv(csv.string());
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0], csv_header());
+  EXPECT_EQ(rows[1].size(), csv_header().size());
+  EXPECT_EQ(rows[1][0], "gemv");
+  EXPECT_EQ(rows[1][8], "");                             // padded with empty cells, not the seed's "0"
+  EXPECT_EQ(rows[2][3], "1800.000000");
+  EXPECT_EQ(rows[3][3], "1900.000000");
+  std::string json = read_text(dir_ / "old.json");
+  EXPECT_EQ(std::count(json.begin(), json.end(), '\n'), 2);
+}
+
+TEST_F(Reporters, ForeignCsvIsRefused) {
+  fs::path csv = dir_ / "foreign.csv";
+  write_text(csv, "a,b,c\n1,2,3\n");
+  EXPECT_THROW(report({}, csv), Error);
+  EXPECT_EQ(read_text(csv), "a,b,c\n1,2,3\n");
+}
+
+TEST_F(Reporters, EachExperimentIsWrittenWhenItsCasesAreDone) {
+  fs::path csv = dir_ / "progress.csv";
+  ExperimentReporter reporter(h200_info(), {}, csv.string(), nullptr);
+  reporter.ReportRuns({case_run("LayerNorm/bf16/4096x1024/aten", 1800)});
+  EXPECT_FALSE(fs::exists(csv));                         // bf16 may still have cases to come
+  reporter.ReportRuns({case_run("LayerNorm/fp16/4096x1024/aten", 1500)});
+  EXPECT_EQ(read_csv(csv.string()).size(), 2u);          // header + the finished bf16 row
+}
+
+std::string target_error(const std::string& text) {
+  fs::path path = fs::temp_directory_path() / ("opbench_bad_targets_" + std::to_string(::getpid()) + ".json");
+  write_text(path, text);
+  try {
+    load_target_file(path.string());
+  } catch (const Error& e) {
+    fs::remove(path);
+    return e.what();
+  }
+  fs::remove(path);
+  return "no error";
+}
+
+TEST(Targets, BadFilesNameTheFileAndTheEntry) {
+  std::string entry = R"({"experiment": "gemv", "metric": "m", "dtype": "int8", "target": )";
+  EXPECT_NE(target_error("{\n  \"devices\": [\"X\"],\n  oops\n}").find(".json: 3:3: invalid JSON"), std::string::npos);
+  EXPECT_NE(target_error(R"({"devices": ["X"], "rule": "r", "targets": [)" + entry + "-5}]}")
+                .find("targets[0].target: expected a positive number, got -5"), std::string::npos);
+  EXPECT_NE(target_error(R"({"devices": ["X"], "rule": "r", "targets": [)" + entry + "\"fast\"}]}")
+                .find("targets[0].target"), std::string::npos);
+  EXPECT_NE(target_error(R"({"devices": ["X"], "targets": []})").find("missing \"rule\""), std::string::npos);
+  EXPECT_NE(target_error(R"({"devices": [], "rule": "r", "targets": []})").find("devices"), std::string::npos);
+  EXPECT_NE(target_error(R"({"devices": ["X"], "rule": "r", "targets": [)" + entry + "1}, " + entry + "2}]}")
+                .find("targets[1]: duplicate"), std::string::npos);
+}
+
+TEST(Targets, MissingTargetMeansNoneAndUnknownDevicesGetNone) {
+  auto files = load_targets(std::string(OPBENCH_SOURCE_DIR) + "/targets");
+  EXPECT_TRUE(find_target(files, "NVIDIA A100-SXM4-40GB", "layer_norm", "memory_bandwidth(GB/s)", "bfloat16", "aten"));
+  EXPECT_EQ(find_target(files, "NVIDIA A100-SXM4-40GB", "gemv", "memory_bandwidth(GB/s)", "int8", "aten")->value, 870);
+  EXPECT_FALSE(find_target(files, "NVIDIA A100-SXM4-40GB", "layer_norm", "memory_bandwidth(GB/s)", "float32", "aten"));
+  EXPECT_FALSE(find_target(files, "NVIDIA GeForce RTX 4090", "layer_norm", "memory_bandwidth(GB/s)", "bfloat16", "aten"));
+}
+
+// The forwarding reporter strips the harness suffix and adds %ceiling once Ceiling cases were seen.
+class Capture : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<BRun>& runs) override { seen.insert(seen.end(), runs.begin(), runs.end()); }
+  std::vector<BRun> seen;
+};
+
+TEST(Forwarding, CleansNamesAddsCeilingAndCountsFailures) {
+  Capture capture;
+  ForwardingReporter forward({&capture});
+  auto suffixed = [](BRun run) {
+    run.run_name.iterations = "iterations:1";
+    run.run_name.time_type = "manual_time";
+    return run;
+  };
+  forward.ReportRuns({suffixed(case_run("Ceiling/bf16/1073741824/copy", 4000))});
+  forward.ReportRuns({suffixed(case_run("LayerNorm/bf16/4096x1024/aten", 1000))});
+  forward.ReportRuns({failed_run("Gemv/int8/1024/cuda", std::string(kUnavailablePrefix) + "no CUDA device")});
+  forward.ReportRuns({failed_run("Gemv/int8/1024/aten", "check failed")});
+  ASSERT_EQ(capture.seen.size(), 4u);
+  EXPECT_EQ(capture.seen[1].benchmark_name(), "LayerNorm/bf16/4096x1024/aten");
+  EXPECT_DOUBLE_EQ(capture.seen[1].counters.at("%ceiling"), 25);
+  EXPECT_EQ(forward.failed_runs(), 1);
+}
+
+}  // namespace
+}  // namespace opbench

@@ -1,0 +1,13 @@
+"""Where the built bench_ops is: $OPBENCH_BUILD_DIR (set by tools/test.sh) or ./build."""
+import os
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def bench_ops() -> pathlib.Path:
+    build = pathlib.Path(os.environ.get("OPBENCH_BUILD_DIR", ROOT / "build"))
+    path = build / "bench_ops"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is not built: run tools/build.sh first")
+    return path
