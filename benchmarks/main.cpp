@@ -34,5 +34,6 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
   run_options() = cli.run;
+  trace_options() = cli.trace;
   return run_benchmarks(cli, flags);
 }

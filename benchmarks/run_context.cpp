@@ -1,5 +1,6 @@
 #include "run_context.h"
 
+#include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 #include <torch/headeronly/version.h>
 #include <unistd.h>
@@ -118,9 +119,11 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
   }
-  if (!device.is_gpu)
+  if (!device.is_gpu) {
+    at::set_num_threads(cli.cpu_threads);
     std::cerr << "bench_ops: no CUDA device found; running the CPU cases on " << device.name
-              << " (host-clock timing)\n";
+              << " (host-clock timing, " << cli.cpu_threads << " thread(s))\n";
+  }
   add_context(device, cli.run, build_info());
 
   auto display = make_format_reporter(flags.format);

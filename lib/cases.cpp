@@ -1,6 +1,8 @@
 #include "opbench/cases.h"
 
 #include <benchmark/benchmark.h>
+
+#include "opbench/trace.h"
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@ namespace opbench {
 namespace {
 
 thread_local bool case_was_timed = false;
+thread_local std::string current_case;   // the name of the case being run
 
 std::vector<std::pair<std::string, FamilyRegistration>>& families() {
   static std::vector<std::pair<std::string, FamilyRegistration>> list;
@@ -20,6 +23,15 @@ std::unique_ptr<Sampler> make_sampler(CacheMode cache) {
   if (!current_device().is_gpu) return make_host_sampler();
   if (run_options().gpu_timer == TimerKind::kGraph) return make_graph_sampler(cache);
   return make_event_sampler(cache);
+}
+
+// Records the case's trace and reports gpu_util / mm_util (fractions of wall time) and its events.
+void add_trace_counters(benchmark::State& state, const std::function<void()>& iteration) {
+  TraceFigures t = record_trace(current_case, iteration);
+  state.counters["trace_gpu_events"] = t.gpu_events;
+  if (t.gpu_events == 0) return;
+  state.counters["gpu_util"] = t.busy_us / t.wall_us;
+  state.counters["mm_util"] = t.mm_busy_us / t.wall_us;
 }
 
 }  // namespace
@@ -82,14 +94,16 @@ void time_iterations(benchmark::State& state, const std::function<void()>& itera
   state.counters["noise_pct"] = 100 * m.noise;
   state.counters["median_noise_pct"] = 100 * m.median_noise;
   state.counters["converged"] = m.converged ? 1 : 0;
+  if (!trace_options().dir.empty()) add_trace_counters(state, iteration);
   std::string label = std::string("timer=") + timer_kind_name(m.timer);
   if (m.timer != TimerKind::kHost) label += cache == CacheMode::kCold ? " cache=cold" : " cache=warm";
   state.SetLabel(label);
 }
 
 void register_case(const CaseName& name, std::function<void(benchmark::State&)> body) {
-  auto run = [body = std::move(body)](benchmark::State& state) {
+  auto run = [body = std::move(body), case_name = name.str()](benchmark::State& state) {
     case_was_timed = false;
+    current_case = case_name;
     try {
       body(state);
     } catch (const c10::Error& e) {

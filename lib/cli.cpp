@@ -62,6 +62,12 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       rule.max_seconds = parse_number("--opbench_max_time", *v, 0.001, 3600);
     } else if (auto v = flag_value(args, i, "--opbench_min_samples")) {
       rule.min_samples = static_cast<int>(parse_number("--opbench_min_samples", *v, 1, 1e6));
+    } else if (auto v = flag_value(args, i, "--opbench_cpu_threads")) {
+      cli.cpu_threads = static_cast<int>(parse_number("--opbench_cpu_threads", *v, 1, 4096));
+    } else if (auto v = flag_value(args, i, "--opbench_trace")) {
+      cli.trace.dir = *v;
+    } else if (auto v = flag_value(args, i, "--opbench_trace_iters")) {
+      cli.trace.iterations = static_cast<int>(parse_number("--opbench_trace_iters", *v, 1, 1e6));
     } else if (auto v = flag_value(args, i, "--oplog")) {
       oplog(cli).path = *v;
     } else if (auto v = flag_value(args, i, "--oplog_dtype")) {
@@ -102,6 +108,12 @@ opbench flags:
                               0.005; 1.2533 * sample stdev/mean / sqrt(n), 5% tails trimmed) ...
   --opbench_min_samples=N     ... after at least N samples (default 10) ...
   --opbench_max_time=S        ... or after S seconds of sampling (default 1.0)
+  --opbench_cpu_threads=N     ATen threads for CPU runs (default 1: spinning worker threads make
+                              timings on a shared or small machine erratic)
+  --opbench_trace DIR         after timing a case, record --opbench_trace_iters=N (default 20)
+                              iterations with the profiler to DIR/<case>.trace.json and report
+                              gpu_util and mm_util (busy / wall time of the same N iterations
+                              run without the profiler); analyze any trace with tools/trace_util
 
 Operator replay (instead of the families):
   --oplog FILE|DIR            replay every operator input recorded in an operator-input log

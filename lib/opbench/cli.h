@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "opbench/cases.h"
+#include "opbench/trace.h"
 
 namespace opbench {
 
@@ -22,6 +23,8 @@ struct CliOptions {
   std::optional<std::string> output;  // --output FILE: experiment rows CSV (+ <base>.json)
   std::optional<std::string> targets; // --targets FILE|DIR (default: the build's targets/)
   std::optional<OplogOptions> oplog;
+  TraceOptions trace;                 // --opbench_trace DIR, --opbench_trace_iters N
+  int cpu_threads = 1;                // --opbench_cpu_threads: ATen intra-op threads on CPU runs
   bool help = false;
   std::vector<std::string> passthrough;   // argv[0] and every flag not ours, in order
 };

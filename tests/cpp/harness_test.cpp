@@ -10,6 +10,7 @@
 #include "opbench/cli.h"
 #include "opbench/device.h"
 #include "opbench/timer.h"
+#include "opbench/trace.h"
 #include "opbench/work.h"
 
 namespace opbench {
@@ -77,6 +78,31 @@ TEST(Cli, OwnFlagsAreTakenAndTheRestPassesThrough) {
   EXPECT_DOUBLE_EQ(cli.run.rule.max_seconds, 2);
   EXPECT_EQ(cli.run.rule.min_samples, 20);
   EXPECT_EQ(cli.passthrough, (std::vector<std::string>{"bench_ops", "--benchmark_filter=LayerNorm/.*"}));
+}
+
+TEST(Cli, TraceFlags) {
+  CliOptions cli = parse_cli({"b", "--opbench_trace", "traces", "--opbench_trace_iters=5"});
+  EXPECT_EQ(cli.trace.dir, "traces");
+  EXPECT_EQ(cli.trace.iterations, 5);
+  EXPECT_EQ(parse_cli({"b", "--opbench_cpu_threads=2"}).cpu_threads, 2);
+  EXPECT_EQ(parse_cli({"b"}).cpu_threads, 1);
+  EXPECT_TRUE(parse_cli({"b"}).trace.dir.empty());
+}
+
+TEST(Trace, BusyTimeIsTheUnionOfIntervals) {
+  // disjoint [0,10) [20,25); nested [30,40) inside [30,50); overlapping [60,70) [65,80); touching [90,95) [95,100)
+  std::vector<GpuInterval> intervals{{20, 25, "b"}, {0, 10, "a"},  {30, 50, "c"}, {32, 40, "d"},
+                                     {60, 70, "e"}, {65, 80, "f"}, {95, 100, "h"}, {90, 95, "g"}};
+  EXPECT_DOUBLE_EQ(busy_us(intervals), 10 + 5 + 20 + 20 + 10);
+  EXPECT_DOUBLE_EQ(busy_us({}), 0);
+}
+
+TEST(Trace, MmKernelNames) {
+  EXPECT_TRUE(is_mm_kernel("ampere_bf16_s16816gemm_bf16_128x128"));
+  EXPECT_TRUE(is_mm_kernel("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT"));
+  EXPECT_TRUE(is_mm_kernel("sm90_xmma_gemm_bf16bf16_bf16f32"));
+  EXPECT_FALSE(is_mm_kernel("vectorized_layer_norm_kernel"));
+  EXPECT_FALSE(is_mm_kernel("elementwise_kernel"));
 }
 
 TEST(Cli, OplogFlags) {

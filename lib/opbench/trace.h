@@ -1,0 +1,43 @@
+// Profiler traces of a case (--opbench_trace DIR): after timing, N iterations are recorded with the
+// LibTorch (Kineto) profiler to DIR/<case>.trace.json, a Chrome trace that opens in Perfetto and in
+// tools/trace_util; the same N iterations are timed without the profiler for the wall time; and
+// gpu_util = GPU busy time / wall time, mm_util = mm/conv kernel busy time / wall time.
+// Busy time is the union of the GPU activity intervals (kernels, memcpy, memset), as the seed's merge.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+struct TraceOptions {
+  std::string dir;                 // empty: tracing off
+  int iterations = 20;
+};
+TraceOptions& trace_options();
+
+// A GPU activity: [start, end) in microseconds, and its name.
+struct GpuInterval {
+  double start_us, end_us;
+  std::string name;
+};
+
+// Union length of the intervals (overlapping and nested ones counted once), in microseconds.
+double busy_us(std::vector<GpuInterval> intervals);
+// The seed's mm/conv substrings (gemm, conv, cutlass, wgrad) and today's kernel names (nvjet, xmma,
+// cublas, gemv, scudnn, dgrad, fprop), as tools/trace_util --modern-patterns.
+bool is_mm_kernel(const std::string& name);
+
+struct TraceFigures {
+  std::string path;
+  double wall_us = 0, busy_us = 0, mm_busy_us = 0;
+  int gpu_events = 0;
+};
+
+// REQUIRES: trace_options().dir is set. Records and saves the trace of `iterations` runs of
+// `iteration`; throws opbench::Error if the trace cannot be written.
+TraceFigures record_trace(const std::string& case_name, const std::function<void()>& iteration);
+
+}  // namespace opbench
