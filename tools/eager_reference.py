@@ -42,7 +42,43 @@ def layer_norm_cases():
         yield f"LayerNorm/bf16/4096x{dim}/aten", (lambda m=mod, x=x: m(x))
 
 
-FAMILIES = {"layer_norm": layer_norm_cases}
+SHAPES = (1024, 4096, 8192, 16384)
+
+
+def random_weights(shape, dtype):
+    if dtype == torch.int8:
+        return torch.randint(-127, 128, shape, device="cuda", dtype=torch.int8)
+    return torch.randn(shape, device="cuda", dtype=dtype)
+
+
+def gemv_cases():
+    for dtype, tag in ((torch.bfloat16, "bf16"), (torch.int8, "int8")):
+        for dim in SHAPES:
+            w = random_weights((dim, dim), dtype)
+            x = torch.randn(dim, device="cuda", dtype=torch.bfloat16)
+            yield f"Gemv/{tag}/{dim}/aten", (lambda w=w, x=x: w.to(x.dtype) @ x)
+
+
+def gather_gemv_cases():
+    for dtype, tag in ((torch.bfloat16, "bf16"), (torch.int8, "int8")):
+        for dim in SHAPES:
+            w = random_weights((8, dim, dim), dtype)
+            x = torch.randn(dim, device="cuda", dtype=torch.bfloat16)
+            idx = torch.tensor([3, 5], device="cuda")
+            yield f"GatherGemv/{tag}/{dim}/aten", (lambda w=w, x=x, idx=idx: w[idx].to(x.dtype) @ x)
+
+
+def mlp_cases():
+    hidden = 14336
+    for dim in SHAPES:
+        mod = torch.nn.Sequential(torch.nn.Linear(dim, hidden), torch.nn.LayerNorm(hidden),
+                                  torch.nn.Linear(hidden, dim), torch.nn.LayerNorm(dim)).cuda().bfloat16()
+        x = torch.randn(dim, device="cuda", dtype=torch.bfloat16)
+        yield f"MLP/bf16/{dim}/aten", (lambda m=mod, x=x: m(x))
+
+
+FAMILIES = {"layer_norm": layer_norm_cases, "gemv": gemv_cases, "gather_gemv": gather_gemv_cases,
+            "mlp": mlp_cases}
 
 
 def bench_ops_medians_us(path):
@@ -68,7 +104,8 @@ def main():
     eager = {}
     for family in args.family:
         for name, fn in FAMILIES[family]():
-            eager[name] = time_eager(fn, args.samples, flush)
+            with torch.no_grad():
+                eager[name] = time_eager(fn, args.samples, flush)
     record = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "median_us": eager}
     if args.json:
         with open(args.json, "w") as f:

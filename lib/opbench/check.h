@@ -27,4 +27,15 @@ namespace detail {
                                            cudaGetErrorString(opbench_status_), #call, __FILE__, \
                                            __LINE__);                                           \
   } while (0)
+
+// For cuBLAS calls. Expands to code that names CUBLAS_STATUS_SUCCESS and cublasGetStatusString, so
+// a file using it includes <cublas_v2.h> and links cuBLAS itself; this header does not pull them in.
+#define OPBENCH_CUBLAS_CHECK(call)                                                              \
+  do {                                                                                          \
+    cublasStatus_t opbench_cublas_status_ = (call);                                             \
+    if (opbench_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                        \
+      ::opbench::detail::throw_call_failed("cuBLAS", static_cast<int>(opbench_cublas_status_),  \
+                                           cublasGetStatusString(opbench_cublas_status_), #call, \
+                                           __FILE__, __LINE__);                                 \
+  } while (0)
 #endif

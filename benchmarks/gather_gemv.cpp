@@ -1,0 +1,121 @@
+// GatherGemv: out = W[idx].to(bf16) @ x with W (8 x D x D) in bf16 or int8, idx = [3, 5] (int64, on the
+// device) and x (D,) in bf16; out is (2, D) -- the gpt-fast `gather_gemv` micro-benchmark (experiment
+// gather_gemv), the expert-selection GEMV of a mixture-of-experts layer at batch 1 (Mixtral: 8
+// experts, 2 chosen). Bandwidth-bound: GB/s of the two gathered matrices against HBM bandwidth.
+//
+// Backends:
+//   aten  the seed's eager semantics: at::index(W, {idx}) (a copy of the two matrices), .to(bf16) (a
+//         second copy for int8), at::matmul. Its GB/s, counted as the seed does, understates traffic.
+//   cuda  opbench's own kernel (kernels/gemv.h) in gather mode: it reads idx on the device and runs the
+//         GEMV on W + idx[e] * D * D for e = 0, 1 directly, no copies (int8: fused dequantize).
+// Bytes: the two gathered matrices read once, 2*D*D*itemsize (the seed's count; x, idx and out are not
+// counted: < 0.2% at D >= 1024). FLOPs 2*2*D*D. See families.h.
+// Inputs: bf16 W = randn; int8 W = uniform integers in [-127, 127]; x = randn.
+// Check: against float64 W.index_select(0, idx).to(double) @ x on the same device, rtol 1.6e-2 and
+// atol 1.6e-2 * sqrt(D) * rms(W[idx]) * rms(x) (families.h).
+#include <ATen/core/List.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/index.h>
+#include <ATen/ops/index_select.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/tensor.h>
+#include <benchmark/benchmark.h>
+
+#include "families.h"
+#include "opbench/cases.h"
+#include "opbench/check.h"
+#include "opbench/reference.h"
+
+#ifdef OPBENCH_HAVE_CUDA
+#include <c10/cuda/CUDAStream.h>
+
+#include "kernels/gemv.h"
+#endif
+
+namespace opbench {
+namespace {
+
+using families::kExperts;
+using families::kSelected;
+using families::rms;
+
+void run_gather_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d,
+                     const std::string& backend) {
+  if (backend != "aten" && !current_device().is_gpu) {
+    skip_unavailable(state, backend + " backend needs a CUDA device");
+    return;
+  }
+#ifndef OPBENCH_HAVE_CUDA
+  if (backend != "aten") {
+    skip_unavailable(state, backend + " backend: opbench was built without CUDA");
+    return;
+  }
+#endif
+  auto options = at::TensorOptions().device(bench_device());
+  at::Tensor w = dtype == c10::kChar
+                     ? at::randint(-127, 128, {kExperts, d, d}, options.dtype(c10::kChar))
+                     : at::randn({kExperts, d, d}, options.dtype(dtype));
+  at::Tensor x = at::randn({d}, options.dtype(c10::kBFloat16));
+  at::Tensor idx = at::tensor(std::vector<int64_t>{3, 5}, options.dtype(c10::kLong));
+  at::Tensor out = at::empty({kSelected, d}, x.options());
+
+  std::function<void()> iteration;
+  if (backend == "aten") {
+    c10::List<std::optional<at::Tensor>> indices;
+    indices.push_back(idx);
+    iteration = [&, indices] { out = at::matmul(at::index(w, indices).to(c10::kBFloat16), x); };
+  }
+#ifdef OPBENCH_HAVE_CUDA
+  else if (backend == "cuda") {
+    kernels::GemvArgs args;
+    args.w = w.data_ptr();
+    args.w_type = dtype == c10::kChar ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
+    args.rows = d;
+    args.cols = d;
+    args.row_stride = d;
+    args.x = x.data_ptr();
+    args.y = out.data_ptr();
+    args.expert_idx = idx.data_ptr<int64_t>();
+    args.num_selected = kSelected;
+    args.expert_stride = d * d;
+    args.num_experts = kExperts;
+    iteration = [&, args] { kernels::launch_gemv(args, c10::cuda::getCurrentCUDAStream().stream()); };
+  }
+#endif
+  else {
+    throw Error("GatherGemv: unknown backend " + backend);
+  }
+
+  iteration();
+  at::Tensor wd = w.index_select(0, idx).to(at::kDouble);
+  at::Tensor xd = x.to(at::kDouble);
+  at::Tensor expected = at::matmul(wd, xd);
+  expect_close(out, expected, families::dot_tolerance(d, rms(wd), rms(xd)), "GatherGemv output");
+  wd.reset();
+
+  time_iterations(state, iteration, families::gather_gemv_work(d, dtype));
+}
+
+void register_gather_gemv(const DeviceInfo& device) {
+  // GPU: the seed's shapes. CPU: small ones, aten only (the cuda backend needs a CUDA device).
+  std::vector<int64_t> dims = device.is_gpu ? std::vector<int64_t>{1024, 4096, 8192, 16384}
+                                            : std::vector<int64_t>{64, 256};
+  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
+    std::vector<std::string> backends = {"aten"};
+    if (device.is_gpu) backends.push_back("cuda");
+    for (int64_t d : dims) {
+      for (const auto& backend : backends) {
+        CaseName name{"GatherGemv", dtype_name(dtype), shape_name({d}), backend};
+        register_case(name, [=](benchmark::State& state) { run_gather_gemv(state, dtype, d, backend); });
+      }
+    }
+  }
+}
+
+}  // namespace
+
+OPBENCH_FAMILY(GatherGemv, register_gather_gemv);
+
+}  // namespace opbench

@@ -1,0 +1,40 @@
+// opbench's own GEMV kernels (gemv.cu): y = W @ x with W in bf16 or int8 (dequantized on the fly,
+// no scales: the int8 value itself, as W.to(bf16) in the seed), x and y in bf16, fp32 accumulation.
+// One warp per output row, 16-byte loads of W and x where the layout allows it (else a scalar loop),
+// a warp-shuffle reduction, one bf16 store per row. With `expert_idx` the same kernel gathers:
+// output row block e uses W + expert_idx[e] * expert_stride (the index is read on the device).
+// A first, honest version: correct for any shape and alignment, not tuned to the speed of light.
+// Plain C++ interface (no ATen) so that .cpp files and tests can call it.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace opbench::kernels {
+
+enum class WeightType { kBf16, kInt8 };
+
+struct GemvArgs {
+  const void* w = nullptr;        // [num_experts x] rows x cols, element type `w_type`
+  WeightType w_type = WeightType::kBf16;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t row_stride = 0;         // elements between consecutive rows of W (>= cols)
+  const void* x = nullptr;        // bf16, cols elements, contiguous
+  void* y = nullptr;              // bf16, num_selected x rows, contiguous
+  // Gather (GatherGemv): when set, a device pointer to num_selected int64 expert indices.
+  const int64_t* expert_idx = nullptr;
+  int64_t num_selected = 1;       // output row blocks; 1 without expert_idx
+  int64_t expert_stride = 0;      // elements between consecutive experts of W
+  int64_t num_experts = 1;        // valid indices are [0, num_experts); others yield NaN rows
+};
+
+// True when the kernel takes the 16-byte-load path: cols, row_stride (and expert_stride) multiples of
+// 16 / sizeof(W element), and W and x 16-byte aligned. Otherwise it runs the scalar loop.
+bool gemv_vectorizable(const GemvArgs& args);
+
+// Enqueues the kernel on `stream` and checks the launch (cudaGetLastError). Throws opbench::Error on
+// invalid arguments or a failed launch. Does not synchronize.
+void launch_gemv(const GemvArgs& args, cudaStream_t stream);
+
+}  // namespace opbench::kernels

@@ -1,0 +1,314 @@
+// The GEMV-like families (Gemv, GatherGemv, MLP, Ceiling): their work accounting and tolerance rules,
+// every registered case of this device end to end through Google Benchmark (on CPU: the small aten
+// cases; on a GPU: the D = 1024 cases of every backend and the ceilings), and opbench's own kernels and
+// cuBLAS calls against float64 on the GPU. GPU tests skip cleanly without a CUDA device.
+// Needs the family sources (and, in CUDA builds, benchmarks/kernels/*.cu and cuBLAS) linked in.
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../../benchmarks/families.h"
+#include "forwarding.h"
+#include "opbench/cases.h"
+#include "opbench/check.h"
+#include "opbench/device.h"
+#include "opbench/gbench_compat.h"
+#include "opbench/reference.h"
+
+#ifdef OPBENCH_HAVE_CUDA
+#include <c10/cuda/CUDAStream.h>
+
+#include "../../benchmarks/kernels/cublas_ops.h"
+#include "../../benchmarks/kernels/gemv.h"
+#endif
+
+namespace opbench {
+namespace {
+
+using namespace families;
+
+TEST(FamilyWork, GemvCountsTheSeedsWeightBytes) {
+  Work bf16 = gemv_work(4096, c10::kBFloat16);
+  EXPECT_DOUBLE_EQ(bf16.bytes_read, 4096.0 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(bf16.bytes_written, 0);
+  EXPECT_DOUBLE_EQ(bf16.flops, 2.0 * 4096 * 4096);
+  EXPECT_EQ(bf16.compute_peak, PeakKind::kBandwidth);
+  Work int8 = gemv_work(16384, c10::kChar);
+  EXPECT_DOUBLE_EQ(int8.bytes_read, 16384.0 * 16384);
+  EXPECT_DOUBLE_EQ(int8.flops, 2.0 * 16384 * 16384);
+}
+
+TEST(FamilyWork, GatherGemvCountsTheTwoGatheredMatrices) {
+  Work bf16 = gather_gemv_work(1024, c10::kBFloat16);
+  EXPECT_DOUBLE_EQ(bf16.bytes_read, 2.0 * 1024 * 1024 * 2);
+  EXPECT_DOUBLE_EQ(bf16.flops, 2.0 * 2 * 1024 * 1024);
+  Work int8 = gather_gemv_work(8192, c10::kChar);
+  EXPECT_DOUBLE_EQ(int8.bytes_read, 2.0 * 8192 * 8192);
+  EXPECT_DOUBLE_EQ(int8.bytes_written, 0);
+}
+
+TEST(FamilyWork, MlpCountsEveryParameterAndTheTwoMatmuls) {
+  const double d = 4096, h = 14336;
+  Work w = mlp_work(4096, kMlpHidden);
+  // W1 + b1 + LN1 (weight, bias) + W2 + b2 + LN2, all bf16.
+  EXPECT_DOUBLE_EQ(w.bytes_read, 2 * (d * h + h + 2 * h + h * d + d + 2 * d));
+  EXPECT_DOUBLE_EQ(w.flops, 2 * d * h + 2 * h * d);
+  EXPECT_EQ(w.compute_peak, PeakKind::kBf16);
+  // 1 FLOP per weight byte: at H100 SXM's 3350 GB/s that is 0.34% of its 989 TFLOP/s.
+  DatasheetPeaks h100{"H100 SXM", 989, 67, 1979, 3350};
+  double seconds = w.bytes_read / 3350e9;
+  Throughput t = throughput(w, seconds, h100);
+  EXPECT_NEAR(t.tflops / h100.bf16_dense_tflops, 0.0034, 0.0001);
+  EXPECT_NEAR(*t.percent_of_peak, 100, 1e-9);   // the roofline maximum: the bandwidth share
+}
+
+TEST(FamilyWork, CeilingsCountCopyReadPlusWriteAndGemmFlops) {
+  Work copy = copy_work(int64_t{1} << 29, c10::kBFloat16);
+  EXPECT_DOUBLE_EQ(copy.bytes_read, double(int64_t{1} << 30));
+  EXPECT_DOUBLE_EQ(copy.bytes_written, double(int64_t{1} << 30));
+  EXPECT_DOUBLE_EQ(copy.flops, 0);
+  Work gemm = gemm_work(8192, 8192, 8192);
+  EXPECT_DOUBLE_EQ(gemm.flops, 2.0 * 8192 * 8192 * 8192);
+  EXPECT_DOUBLE_EQ(gemm.bytes_read, 2.0 * 2 * 8192 * 8192);
+  EXPECT_DOUBLE_EQ(gemm.bytes_written, 2.0 * 8192 * 8192);
+  EXPECT_EQ(gemm.compute_peak, PeakKind::kBf16);
+}
+
+TEST(FamilyTolerance, DotToleranceScalesWithSqrtKAndTheInputs) {
+  Tolerance t = dot_tolerance(1024, 1.0, 1.0);
+  EXPECT_DOUBLE_EQ(t.rtol, 1.6e-2);
+  EXPECT_DOUBLE_EQ(t.atol, 1.6e-2 * 32);
+  EXPECT_DOUBLE_EQ(dot_tolerance(4096, 2.0, 3.0).atol, 1.6e-2 * 64 * 6);
+  EXPECT_DOUBLE_EQ(mlp_tolerance(1.5).atol, 1.5 / 32);
+}
+
+// The rule passes an fp32-accumulated bf16 GEMV and fails one that keeps a bf16 running sum.
+TEST(FamilyTolerance, PassesFp32AccumulationAndCatchesABf16RunningSum) {
+  const int64_t k = 2048, rows = 64;
+  at::manual_seed(0);
+  at::Tensor w = at::randn({rows, k}).to(at::kBFloat16);
+  at::Tensor x = at::randn({k}).to(at::kBFloat16);
+  at::Tensor wd = w.to(at::kDouble), xd = x.to(at::kDouble);
+  at::Tensor expected = at::matmul(wd, xd);
+  Tolerance tol = dot_tolerance(k, rms(wd), rms(xd));
+
+  at::Tensor fp32 = at::matmul(w.to(at::kFloat), x.to(at::kFloat)).to(at::kBFloat16);
+  EXPECT_NO_THROW(expect_close(fp32, expected, tol, "fp32 accumulation"));
+
+  at::Tensor running = at::zeros({rows}, at::kBFloat16);
+  for (int64_t j = 0; j < k; ++j) running = running + w.select(1, j) * x[j];   // bf16 each step
+  EXPECT_THROW(expect_close(running, expected, tol, "bf16 running sum"), Error);
+}
+
+// --- Every registered case of this device through Google Benchmark ------------------------------
+
+class CapturingReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs)
+      if (run.run_type == Run::RT_Iteration) this->runs.push_back(run);
+  }
+  std::vector<Run> runs;
+};
+
+double counter(const benchmark::BenchmarkReporter::Run& run, const char* name) {
+  auto it = run.counters.find(name);
+  return it == run.counters.end() ? -1 : static_cast<double>(it->second);
+}
+
+// Bytes and FLOPs a case should report, from its name (the families' own formulas).
+Work expected_work(const CaseName& name) {
+  auto dtype = name.dtype == "int8" ? c10::kChar : c10::kBFloat16;
+  if (name.family == "Gemv") return gemv_work(std::stoll(name.shape), dtype);
+  if (name.family == "GatherGemv") return gather_gemv_work(std::stoll(name.shape), dtype);
+  if (name.family == "MLP") {
+    auto x = name.shape.find('x');
+    if (x == std::string::npos) return mlp_work(std::stoll(name.shape), kMlpHidden);
+    return mlp_work(std::stoll(name.shape.substr(0, x)), std::stoll(name.shape.substr(x + 1)));
+  }
+  if (name.backend == "copy") {
+    auto x = name.shape.find('x');
+    return copy_work(std::stoll(name.shape.substr(0, x)) * std::stoll(name.shape.substr(x + 1)),
+                     c10::kBFloat16);
+  }
+  return gemm_work(8192, 8192, 8192);
+}
+
+TEST(FamilyCases, EveryCaseOfThisDevicePassesItsCheckAndCountsItsWork) {
+  const DeviceInfo& device = current_device();
+  static bool registered = [&] {
+    register_all_families(device);
+    return true;
+  }();
+  (void)registered;
+  StoppingRule saved = run_options().rule;
+  run_options().rule.max_seconds = 0.05;
+  run_options().rule.min_samples = 3;
+  // CPU: every case (all small). GPU: the D = 1024 cases of every backend, and the ceilings.
+  std::string filter = device.is_gpu
+                           ? "^((Gemv|GatherGemv)/(bf16|int8)/1024/|MLP/bf16/1024/|Ceiling/)"
+                           : "^(Gemv|GatherGemv|MLP|Ceiling)/";
+  CapturingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter, filter);
+  run_options().rule = saved;
+
+  std::map<std::string, int> per_family;
+  for (const auto& run : reporter.runs) {
+    std::string text = strip_harness_suffix(run.benchmark_name());
+    auto name = CaseName::parse(text);
+    ASSERT_TRUE(name) << text;
+    EXPECT_FALSE(gbench::run_skipped(run)) << text << ": " << gbench::skip_message(run);
+    if (gbench::run_skipped(run)) continue;
+    Work work = expected_work(*name);
+    EXPECT_DOUBLE_EQ(counter(run, "bytes"), work.bytes_read + work.bytes_written) << text;
+    EXPECT_DOUBLE_EQ(counter(run, "flops"), work.flops) << text;
+    EXPECT_GT(counter(run, "GB/s"), 0) << text;
+    ++per_family[name->family];
+  }
+  if (device.is_gpu) {
+    EXPECT_EQ(per_family["Gemv"], 5);         // bf16: aten cublas cuda; int8: aten cuda
+    EXPECT_EQ(per_family["GatherGemv"], 4);   // {bf16, int8} x {aten, cuda}
+    EXPECT_EQ(per_family["MLP"], 1);
+    EXPECT_EQ(per_family["Ceiling"], 2);
+  } else {
+    EXPECT_EQ(per_family["Gemv"], 4);         // {bf16, int8} x {64, 256}, aten
+    EXPECT_EQ(per_family["GatherGemv"], 4);
+    EXPECT_EQ(per_family["MLP"], 1);          // 64x256
+    EXPECT_EQ(per_family["Ceiling"], 0);      // GPU only
+  }
+}
+
+// --- Own kernels and cuBLAS calls on the GPU -------------------------------------------------------
+#ifdef OPBENCH_HAVE_CUDA
+
+class FamilyGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!current_device().is_gpu) GTEST_SKIP() << "no CUDA device";
+    at::manual_seed(1);
+  }
+  static at::TensorOptions cuda(c10::ScalarType dtype) {
+    return at::TensorOptions().device(at::kCUDA).dtype(dtype);
+  }
+  static at::Tensor weights(std::vector<int64_t> shape, c10::ScalarType dtype) {
+    if (dtype == c10::kChar) return at::randint(-127, 128, shape, cuda(c10::kChar));
+    return at::randn(shape, cuda(dtype));
+  }
+  static cudaStream_t stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
+  static kernels::WeightType type_of(c10::ScalarType dtype) {
+    return dtype == c10::kChar ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
+  }
+  // Runs the own GEMV on w (a 2-D view, any row stride) and x; checks against float64.
+  static void check_gemv(const at::Tensor& w, const at::Tensor& x, bool expect_vectorized) {
+    at::Tensor y = at::empty({w.size(0)}, cuda(c10::kBFloat16));
+    kernels::GemvArgs args;
+    args.w = w.data_ptr();
+    args.w_type = type_of(w.scalar_type());
+    args.rows = w.size(0);
+    args.cols = w.size(1);
+    args.row_stride = w.stride(0);
+    args.x = x.data_ptr();
+    args.y = y.data_ptr();
+    EXPECT_EQ(kernels::gemv_vectorizable(args), expect_vectorized);
+    kernels::launch_gemv(args, stream());
+    at::Tensor wd = w.to(at::kDouble), xd = x.to(at::kDouble);
+    expect_close(y, at::matmul(wd, xd), dot_tolerance(w.size(1), rms(wd), rms(xd)), "own gemv");
+  }
+};
+
+TEST_F(FamilyGpu, OwnGemvMatchesFloat64OnAlignedShapes) {
+  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
+    for (int64_t d : {256, 1024, 4096}) {
+      SCOPED_TRACE(dtype_name(dtype) + " D=" + std::to_string(d));
+      check_gemv(weights({d, d}, dtype), at::randn({d}, cuda(c10::kBFloat16)), true);
+    }
+  }
+}
+
+TEST_F(FamilyGpu, OwnGemvFallsBackToScalarLoadsWhenUnaligned) {
+  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    // cols not a multiple of the vector width; rows not a multiple of the warps per block.
+    check_gemv(weights({37, 1003}, dtype), at::randn({1003}, cuda(c10::kBFloat16)), false);
+    // x starting one element past a 16-byte boundary.
+    at::Tensor x_storage = at::randn({1025}, cuda(c10::kBFloat16));
+    check_gemv(weights({64, 1024}, dtype), x_storage.slice(0, 1), false);
+    // W rows of a wider matrix (row stride > cols), vectorizable and not.
+    at::Tensor wide = weights({64, 1024 + 64}, dtype);
+    check_gemv(wide.slice(1, 0, 512), at::randn({512}, cuda(c10::kBFloat16)), true);
+    check_gemv(wide.slice(1, 3, 515), at::randn({512}, cuda(c10::kBFloat16)), false);
+  }
+}
+
+TEST_F(FamilyGpu, OwnGatherGemvReadsTheIndexOnTheDevice) {
+  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const int64_t experts = 8, d = 512;
+    at::Tensor w = weights({experts, d, d}, dtype);
+    at::Tensor x = at::randn({d}, cuda(c10::kBFloat16));
+    at::Tensor idx = at::tensor(std::vector<int64_t>{3, 5}, cuda(c10::kLong));
+    at::Tensor out = at::empty({2, d}, cuda(c10::kBFloat16));
+    kernels::GemvArgs args;
+    args.w = w.data_ptr();
+    args.w_type = type_of(dtype);
+    args.rows = args.cols = args.row_stride = d;
+    args.x = x.data_ptr();
+    args.y = out.data_ptr();
+    args.expert_idx = idx.data_ptr<int64_t>();
+    args.num_selected = 2;
+    args.expert_stride = d * d;
+    args.num_experts = experts;
+    kernels::launch_gemv(args, stream());
+    at::Tensor wd = w.index_select(0, idx).to(at::kDouble), xd = x.to(at::kDouble);
+    expect_close(out, at::matmul(wd, xd), dot_tolerance(d, rms(wd), rms(xd)), "own gather gemv");
+
+    // An index out of range yields NaN rows (never an out-of-bounds read).
+    idx.fill_(experts);
+    kernels::launch_gemv(args, stream());
+    EXPECT_TRUE(out.isnan().all().item<bool>());
+  }
+}
+
+TEST_F(FamilyGpu, LaunchRejectsInconsistentArguments) {
+  kernels::GemvArgs args;
+  EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
+  at::Tensor w = weights({8, 8}, c10::kBFloat16), x = at::randn({8}, cuda(c10::kBFloat16));
+  args.w = w.data_ptr();
+  args.x = x.data_ptr();
+  args.y = x.data_ptr();
+  args.rows = args.cols = 8;
+  args.row_stride = 4;   // < cols
+  EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
+}
+
+TEST_F(FamilyGpu, CublasGemvMatchesFloat64) {
+  const int64_t rows = 768, cols = 1024;
+  at::Tensor wide = at::randn({rows, cols + 32}, cuda(c10::kBFloat16));
+  at::Tensor w = wide.slice(1, 0, cols);   // leading dimension cols + 32
+  at::Tensor x = at::randn({cols}, cuda(c10::kBFloat16));
+  at::Tensor y = at::empty({rows}, cuda(c10::kBFloat16));
+  kernels::cublas_gemv_bf16(w.data_ptr(), rows, cols, w.stride(0), x.data_ptr(), y.data_ptr(), stream());
+  at::Tensor wd = w.to(at::kDouble), xd = x.to(at::kDouble);
+  expect_close(y, at::matmul(wd, xd), dot_tolerance(cols, rms(wd), rms(xd)), "cublas gemv");
+}
+
+TEST_F(FamilyGpu, CublasGemmMatchesFloat64OnANonSquareShape) {
+  const int64_t m = 192, n = 320, k = 448;   // distinct so a transposition error cannot pass
+  at::Tensor a = at::randn({m, k}, cuda(c10::kBFloat16));
+  at::Tensor b = at::randn({k, n}, cuda(c10::kBFloat16));
+  at::Tensor c = at::empty({m, n}, cuda(c10::kBFloat16));
+  kernels::cublas_gemm_bf16(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, stream());
+  at::Tensor ad = a.to(at::kDouble), bd = b.to(at::kDouble);
+  expect_close(c, at::matmul(ad, bd), dot_tolerance(k, rms(ad), rms(bd)), "cublas gemm");
+}
+
+#endif  // OPBENCH_HAVE_CUDA
+
+}  // namespace
+}  // namespace opbench
