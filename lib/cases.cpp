@@ -29,7 +29,10 @@ std::unique_ptr<Sampler> make_sampler(CacheMode cache) {
 void add_trace_counters(benchmark::State& state, const std::function<void()>& iteration) {
   TraceFigures t = record_trace(current_case, iteration);
   state.counters["trace_gpu_events"] = t.gpu_events;
+  state.counters["trace_wall_us"] = t.wall_us;
   if (t.gpu_events == 0) return;
+  state.counters["trace_busy_us"] = t.busy_us;
+  state.counters["trace_mm_busy_us"] = t.mm_busy_us;
   state.counters["gpu_util"] = t.busy_us / t.wall_us;
   state.counters["mm_util"] = t.mm_busy_us / t.wall_us;
 }

@@ -27,9 +27,11 @@ void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, co
                 "backend", "metric", "target", "actual", "%target", "%peak", "%ceil", "status");
   out << line;
   for (const auto& r : rows) {
+    // flops_utilization is a fraction: 4 significant digits; the rest are GB/s-like: 2 decimals.
+    const char* value_format = r.metric == "flops_utilization" ? "%.4g" : "%.2f";
     std::snprintf(line, sizeof line, "%-20s %-9s %-7s %-24s %10s %10s %8s %7s %7s  %s\n", r.name.c_str(),
-                  r.dtype.c_str(), r.backend.c_str(), r.metric.c_str(), cell(r.target, "%.2f").c_str(),
-                  cell(r.actual, "%.2f").c_str(), cell(r.pct_of_target, "%.1f").c_str(),
+                  r.dtype.c_str(), r.backend.c_str(), r.metric.c_str(), cell(r.target, value_format).c_str(),
+                  cell(r.actual, value_format).c_str(), cell(r.pct_of_target, "%.1f").c_str(),
                   cell(r.pct_of_peak, "%.1f").c_str(), cell(r.pct_of_ceiling, "%.1f").c_str(),
                   r.status.c_str());
     out << line;

@@ -1,43 +1,73 @@
 #!/usr/bin/env bash
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
-# checks (eager reference, ncu cross-check, wall time). Writes logs and JSON/CSV to $OUT (default
-# results/<gpu>/), prints a short table last.  Usage: tools/gpu_session.sh [bench_ops flags...]
+# checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
+#   tools/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager ncu graph aa trace replay
+#                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-out=${OUT:-$root/results/$gpu}
+out=${RESULTS:-$root/results/$gpu}
 mkdir -p "$out"
+bench=build/bench_ops
 log() { echo "[gpu_session] $*" | tee -a "$out/session.log" >&2; }
-log "$(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+wall() { local start; start=$(date +%s.%N); "$@"; local rc=$?
+         log "$(python3 -c "print(round($(date +%s.%N) - $start, 2))") s wall (rc $rc): $*"; return $rc; }
 
-JOBS=16 bash tools/build.sh >"$out/build.log" 2>&1 || { log "build failed"; tail -40 "$out/build.log"; exit 1; }
-ctest --test-dir build --output-on-failure -j 4 >"$out/ctest.log" 2>&1; log "ctest exit $?: $(tail -3 "$out/ctest.log" | head -1)"
-grep -E "Skipped|Failed|\*\*\*" "$out/ctest.log" | head -20 >&2
-
-start=$(date +%s.%N)
-build/bench_ops --benchmark_filter='LayerNorm/bf16/.*' --benchmark_out="$out/layer_norm_bf16.json" \
-  --benchmark_out_format=json "$@" >"$out/layer_norm_bf16.txt" 2>&1
-log "LayerNorm bf16 sweep: $(python3 -c "print(round($(date +%s.%N) - $start, 2))") s wall, process start included"
-python3 tools/eager_reference.py --family layer_norm --compare "$out/layer_norm_bf16.json" \
-  --json "$out/eager_layer_norm.json" 2>&1 | tee -a "$out/session.log"
-
-if command -v ncu >/dev/null; then
+step_build() { JOBS=16 bash tools/build.sh >"$out/build.log" 2>&1 || { log "build failed"; tail -40 "$out/build.log"; exit 1; }; }
+step_ctest() {  # the fuzz test needs clang, which the GPU image does not have
+  ctest --test-dir build --output-on-failure -j 4 -E oplog_fuzz >"$out/ctest.log" 2>&1
+  log "ctest rc $?: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
+  grep -E "\*\*\*|Skipped|Failed" "$out/ctest.log" | head -20 >&2
+}
+step_sweep() {  # the default sweep, with experiment rows for this GPU's targets
+  OPBENCH_RESULTS_DIR="$out/sweep" wall bash tools/run.sh >"$out/sweep.txt" 2>&1
+}
+step_seed() {  # the seed's four families, aten backend, process start included
+  wall $bench --benchmark_filter='^(LayerNorm/bf16|Gemv|GatherGemv|MLP)/.*/aten$' \
+    --benchmark_out="$out/seed_aten.json" --benchmark_out_format=json \
+    --output "$out/gpt_fast_benchmark.csv" >"$out/seed_aten.txt" 2>&1
+}
+step_eager() {
+  python3 tools/eager_reference.py --family layer_norm --family gemv --family gather_gemv --family mlp \
+    --compare "$out/seed_aten.json" --json "$out/eager.json" 2>&1 | tee -a "$out/session.log"
+}
+step_ncu() {
   ncu --clock-control none --metrics gpu__time_duration.sum -k regex:layer_norm --launch-count 20 --csv \
-    build/bench_ops --benchmark_filter='LayerNorm/bf16/4096x8192/aten$' --opbench_max_time=0.5 \
-    >"$out/ncu_layer_norm.csv" 2>&1
-  python3 - "$out/ncu_layer_norm.csv" "$out/layer_norm_bf16.json" <<'PY' 2>&1 | tee -a "$out/session.log"
-import csv, json, statistics, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10 and r[-3] == "gpu__time_duration.sum"]
-unit = rows[0][-2] if rows else "?"
-vals = [float(r[-1].replace(",", "")) for r in rows]
-scale = {"ns": 1e-3, "usecond": 1, "us": 1, "nsecond": 1e-3, "msecond": 1e3}.get(unit, 1)
-ncu_us = statistics.median(vals) * scale
-ours = [b for b in json.load(open(sys.argv[2]))["benchmarks"] if b["name"] == "LayerNorm/bf16/4096x8192/aten"][0]
-print(f"ncu median of {len(vals)} kernels: {ncu_us:.2f} us; bench_ops: {ours['real_time']:.2f} us; "
-      f"diff {100 * (ours['real_time'] - ncu_us) / ncu_us:+.2f}%")
-PY
-fi
-log "default sweep"
-OPBENCH_RESULTS_DIR="$out" bash tools/run.sh "$@" >"$out/sweep.txt" 2>&1
-tail -40 "$out/sweep.txt"
+    $bench --benchmark_filter='LayerNorm/bf16/4096x8192/aten$' --opbench_max_time=0.5 >"$out/ncu_layer_norm.csv" 2>&1
+  python3 tools/ncu_compare.py "$out/ncu_layer_norm.csv" "$out/seed_aten.json" LayerNorm/bf16/4096x8192/aten \
+    2>&1 | tee -a "$out/session.log"
+}
+step_graph() {
+  wall $bench --opbench_timer=graph --benchmark_filter='^(LayerNorm/bf16|Gemv|GatherGemv)/' \
+    --benchmark_out="$out/graph.json" --benchmark_out_format=json >"$out/graph.txt" 2>&1
+}
+step_aa() {  # two runs of one build, then compare and gate: must find no regression
+  for run in a b; do
+    $bench --benchmark_filter='^(LayerNorm/bf16|Gemv/bf16)/' --benchmark_repetitions=10 \
+      --benchmark_out="$out/aa_$run.json" --benchmark_out_format=json >/dev/null 2>&1
+  done
+  python3 tools/compare.py "$out/aa_a.json" "$out/aa_b.json" --markdown "$out/aa_compare.md" >"$out/aa_compare.txt" 2>&1
+  python3 tools/gate.py "$out/aa_a.json" "$out/aa_b.json" >"$out/aa_gate.txt" 2>&1
+  log "A/A gate rc $? ($(tail -1 "$out/aa_gate.txt"))"
+}
+step_trace() {
+  $bench --benchmark_filter='^(MLP/bf16/4096|LayerNorm/bf16/4096x8192)/aten$' --opbench_trace "$out/traces" \
+    --benchmark_out="$out/trace_cases.json" --benchmark_out_format=json >"$out/trace_cases.txt" 2>&1
+  python3 tools/profile_reference.py "$out/traces/python_mlp.trace.json" >>"$out/session.log" 2>&1
+  for t in "$out"/traces/*.json; do
+    echo "== $t" >>"$out/trace_check.txt"
+    tools/trace_util --json "$t" >>"$out/trace_check.txt" 2>&1
+    python3 tools/seed_gpu_util.py "$t" >>"$out/trace_check.txt" 2>&1
+  done
+}
+step_replay() {
+  wall $bench --oplog ../shared/data/oplogs/BertForMaskedLM_training.txt --output "$out/replay_bert.csv" \
+    --benchmark_out="$out/replay_bert.json" --benchmark_out_format=json >"$out/replay_bert.txt" 2>&1
+}
+
+log "$(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), sha $(cat .opbench_sha 2>/dev/null)"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager ncu graph aa trace replay)
+for s in "${steps[@]}"; do log "step $s"; "step_$s"; done
+tail -25 "$out/sweep.txt" 2>/dev/null
