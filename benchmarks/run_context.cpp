@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "experiments.h"
@@ -15,6 +16,8 @@
 #include "opbench/check.h"
 #include "opbench/targets.h"
 #include "opbench/device.h"
+#include "replay.h"
+#include "replay/register.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -108,13 +111,31 @@ RunInfo run_info(const DeviceInfo& device, const RunOptions& run) {
 
 int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   const DeviceInfo& device = current_device();
-  register_all_families(device);
+  std::optional<replay::ReplayPlan> replay_plan;   // --oplog: replay cases instead of the families
+  try {
+    if (cli.oplog)
+      replay_plan = replay::register_replay(*cli.oplog, device);
+    else
+      register_all_families(device);
+  } catch (const Error& e) {
+    std::cerr << "bench_ops: " << e.what() << "\n";
+    return 2;
+  }
   if (flags.list_tests) return list_cases();
-  std::unique_ptr<ExperimentReporter> experiments;
+  std::unique_ptr<benchmark::BenchmarkReporter> results;   // experiment rows, or the replay's
+  ReplayReporter* replay = nullptr;
   try {
     std::ostream* summary = flags.format == "console" ? &std::cout : &std::cerr;
-    experiments = std::make_unique<ExperimentReporter>(run_info(device, cli.run), targets_for(cli),
-                                                       cli.output.value_or(""), summary);
+    if (replay_plan) {
+      auto reporter = std::make_unique<ReplayReporter>(std::move(*replay_plan), benchmark::GetBenchmarkFilter(),
+                                                       cli.output.value_or(""), summary, &std::cerr,
+                                                       isatty(STDERR_FILENO) != 0);
+      replay = reporter.get();
+      results = std::move(reporter);
+    } else {
+      results = std::make_unique<ExperimentReporter>(run_info(device, cli.run), targets_for(cli),
+                                                     cli.output.value_or(""), summary);
+    }
   } catch (const Error& e) {
     std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
@@ -127,7 +148,9 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   add_context(device, cli.run, build_info());
 
   auto display = make_format_reporter(flags.format);
-  ForwardingReporter display_forward({display.get(), experiments.get()});
+  std::vector<benchmark::BenchmarkReporter*> shown{display.get(), results.get()};
+  if (replay) shown.insert(shown.begin(), replay->line_clearer());   // erases its progress line
+  ForwardingReporter display_forward(shown);
   std::unique_ptr<benchmark::BenchmarkReporter> file;
   std::unique_ptr<ForwardingReporter> file_forward;
   if (!flags.out.empty()) {

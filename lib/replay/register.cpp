@@ -1,0 +1,198 @@
+// Registration of the replay cases and their bodies: build the inputs, run once (the graph backend
+// also checks its replay against eager), then time with the harness.
+//
+// Backends and timers: `eager` is timed with CUDA events on a GPU (the launch is not timed: the
+// stream is held until the call is enqueued), `graph` with the graph timer (the call captured in a
+// CUDA graph, a batch of calls per replay, so per-kernel launch gaps disappear); on CPU only `eager`
+// exists, on the host clock. Each backend picks its timer: --opbench_timer does not apply here.
+#include "replay/register.h"
+
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "opbench/cases.h"
+#include "opbench/check.h"
+#include "replay/graph.h"
+#include "replay/replay.h"
+
+namespace opbench::replay {
+namespace {
+
+struct CaseSetup {
+  std::shared_ptr<const CallPlan> plan;
+  ReplayOptions options;
+  std::uint64_t seed = 0;
+  std::int64_t weight = 1;
+};
+
+// Forces the GPU timer for one case body and restores the run-wide one after it.
+class TimerOverride {
+ public:
+  explicit TimerOverride(TimerKind kind) : saved_(run_options().gpu_timer) { run_options().gpu_timer = kind; }
+  ~TimerOverride() { run_options().gpu_timer = saved_; }
+  TimerOverride(const TimerOverride&) = delete;
+  TimerOverride& operator=(const TimerOverride&) = delete;
+
+ private:
+  TimerKind saved_;
+};
+
+// FNV-1a: the same inputs for a case whatever else runs (both backends of an input share them).
+std::uint64_t case_seed(const std::string& model, const std::string& op, int input) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (char c : model + "/" + op + "/" + std::to_string(input)) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+// Bytes: every input tensor read once and every output tensor written once, logical sizes
+// (numel * itemsize; an expanded stride-0 input counts its full logical size). No FLOPs.
+Work replay_work(const torch::jit::Stack& inputs, const torch::jit::Stack& outputs) {
+  Work work;
+  work.bytes_read = tensor_bytes(inputs);
+  work.bytes_written = tensor_bytes(outputs);
+  work.compute_peak = PeakKind::kBandwidth;
+  return work;
+}
+
+void run_eager(benchmark::State& state, const CaseSetup& setup) {
+  torch::jit::Stack inputs = build_stack(*setup.plan, setup.options, setup.seed);
+  torch::jit::Stack outputs = call(*setup.plan, inputs);
+  Work work = replay_work(inputs, outputs);
+  state.counters["weight"] = static_cast<double>(setup.weight);
+  TimerOverride timer(TimerKind::kEvents);
+  time_iterations(state, [&] { outputs = call(*setup.plan, inputs); }, work);
+}
+
+std::string graph_label() {
+  return std::string("timer=graph cache=") + (run_options().cache == CacheMode::kCold ? "cold" : "warm");
+}
+
+// Checks the captured call against eager on copies of the same inputs, then times graph replays.
+void run_graph(benchmark::State& state, const CaseSetup& setup) {
+  torch::jit::Stack inputs = build_stack(*setup.plan, setup.options, setup.seed);
+  torch::jit::Stack expected = call(*setup.plan, clone_stack(inputs));
+  detail::GraphRun graph;
+  try {
+    graph = detail::call_in_graph(*setup.plan, clone_stack(inputs));
+  } catch (const detail::NotCapturable& e) {
+    skip_unavailable(state, std::string("not capturable in a CUDA graph: ") + e.what());
+    return;
+  }
+  if (graph.nodes == 0) {   // a view: timing an empty graph would report the batch size as speedup
+    skip_unavailable(state, "launches no GPU work (a view or metadata-only op): nothing to replay");
+    return;
+  }
+  torch::jit::Stack replayed = std::move(graph.outputs);
+  std::string mismatch = compare_outputs(expected, replayed);
+  Work work = replay_work(inputs, replayed);
+  expected.clear();
+  replayed.clear();
+  state.counters["weight"] = static_cast<double>(setup.weight);
+  state.counters["accuracy_ok"] = mismatch.empty() ? 1 : 0;
+  torch::jit::Stack outputs;
+  {
+    TimerOverride timer(TimerKind::kGraph);
+    time_iterations(state, [&] { outputs = call(*setup.plan, inputs); }, work);
+  }
+  if (!mismatch.empty()) state.SetLabel(graph_label() + " mismatch: " + mismatch);
+}
+
+ReplayOptions replay_options(const OplogOptions& options) {
+  ReplayOptions out;
+  out.device = bench_device();
+  if (options.dtype) out.dtype = dtype_option(*options.dtype);
+  out.channels_last = options.channels_last;
+  return out;
+}
+
+void report_issues(const oplog::OpLog& log, ReplayPlan& plan) {
+  for (const auto& issue : log.issues) {
+    if (issue.skipped_entry)
+      plan.not_run.push_back({log.model, "", -1, 1, issue.line, "not parsed: " + issue.message});
+    else
+      std::cerr << "bench_ops: " << issue.str() << "\n";
+  }
+}
+
+std::vector<oplog::OpLog> load_logs(const std::string& path, ReplayPlan& plan) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) throw Error("--oplog " + path + ": no such file or folder");
+  std::vector<oplog::OpLog> logs;
+  if (std::filesystem::is_directory(path, error)) {
+    oplog::OpLogDir dir = oplog::load_oplog_dir(path);
+    for (const auto& issue : dir.issues) std::cerr << "bench_ops: " << issue.str() << "\n";
+    logs = std::move(dir.logs);
+  } else {
+    logs.push_back(oplog::load_oplog(path));
+  }
+  std::size_t operators = 0;
+  for (const auto& log : logs) {
+    report_issues(log, plan);
+    operators += log.ops.size();
+  }
+  if (operators == 0) throw Error("--oplog " + path + ": no operator found (see the messages above)");
+  return logs;
+}
+
+void register_input(ReplayPlan& plan, const std::string& model, const oplog::OpEntry& entry, int index,
+                    CallPlan call_plan, const ReplayOptions& options) {
+  const oplog::OpInput& input = entry.inputs[index];
+  CaseSetup setup{std::make_shared<const CallPlan>(std::move(call_plan)), options,
+                  case_seed(model, entry.qualified(), index), input.count};
+  for (const auto& backend : plan.backends) {
+    ReplayCase replay_case{case_name(model, entry.qualified(), index, backend), model, entry.qualified(),
+                           index, backend, input.count};
+    // CaseName joins its four parts with '/': "Replay/<model>" + op + input + backend.
+    CaseName name{"Replay/" + model, entry.qualified(), std::to_string(index), backend};
+    if (backend == kEager)
+      register_case(name, [setup](benchmark::State& state) { run_eager(state, setup); });
+    else
+      register_case(name, [setup](benchmark::State& state) { run_graph(state, setup); });
+    plan.cases.push_back(std::move(replay_case));
+  }
+}
+
+void register_operator(ReplayPlan& plan, const std::string& model, const oplog::OpEntry& entry,
+                       const ReplayOptions& options, int max_inputs) {
+  int recorded = static_cast<int>(entry.inputs.size());
+  int selected = max_inputs > 0 ? std::min(recorded, max_inputs) : recorded;
+  plan.operators.push_back({model, entry.qualified(), recorded, selected});
+  std::string why;
+  auto op = find_operator(entry, &why);
+  if (!op) {
+    plan.not_run.push_back({model, entry.qualified(), -1, selected, entry.line, why});
+    return;
+  }
+  for (int i = 0; i < selected; ++i) {
+    auto call_plan = plan_call(*op, entry, entry.inputs[i], options, &why);
+    if (call_plan)
+      register_input(plan, model, entry, i, std::move(*call_plan), options);
+    else
+      plan.not_run.push_back({model, entry.qualified(), i, 1, entry.inputs[i].line, why});
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> replay_backends(const DeviceInfo& device) {
+  std::vector<std::string> backends{kEager};
+  if (device.is_gpu && detail::graph_backend_built()) backends.push_back(kGraph);
+  return backends;
+}
+
+ReplayPlan register_replay(const OplogOptions& options, const DeviceInfo& device) {
+  ReplayPlan plan;
+  plan.backends = replay_backends(device);
+  ReplayOptions replay = replay_options(options);
+  for (const auto& log : load_logs(options.path, plan))
+    for (const auto& entry : log.ops) register_operator(plan, log.model, entry, replay, options.max_inputs);
+  return plan;
+}
+
+}  // namespace opbench::replay
