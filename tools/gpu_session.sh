@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
-#   tools/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager ncu graph aa trace replay
+#   tools/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager ncu graph aa trace rows replay
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,32 +42,31 @@ step_graph() {
   wall $bench --opbench_timer=graph --benchmark_filter='^(LayerNorm/bf16|Gemv|GatherGemv)/' \
     --benchmark_out="$out/graph.json" --benchmark_out_format=json >"$out/graph.txt" 2>&1
 }
-step_aa() {  # two runs of one build, then compare and gate: must find no regression
-  for run in a b; do
-    $bench --benchmark_filter='^(LayerNorm/bf16|Gemv/bf16)/' --benchmark_repetitions=10 \
-      --benchmark_out="$out/aa_$run.json" --benchmark_out_format=json >/dev/null 2>&1
-  done
-  python3 tools/compare.py "$out/aa_a.json" "$out/aa_b.json" --markdown "$out/aa_compare.md" >"$out/aa_compare.txt" 2>&1
-  python3 tools/gate.py "$out/aa_a.json" "$out/aa_b.json" >"$out/aa_gate.txt" 2>&1
+step_aa() {  # one build against itself, one process per repetition: must find no regression
+  python3 tools/compare.py --binaries $bench $bench --filter '^(LayerNorm/bf16|Gemv/bf16)/' --repetitions 10 \
+    --out-dir "$out/aa" --markdown "$out/aa_compare.md" >"$out/aa_compare.txt" 2>&1
+  python3 tools/gate.py "$out/aa/old.json" "$out/aa/new.json" >"$out/aa_gate.txt" 2>&1
   log "A/A gate rc $? ($(tail -1 "$out/aa_gate.txt"))"
 }
 step_trace() {
   $bench --benchmark_filter='^(MLP/bf16/4096|LayerNorm/bf16/4096x8192)/aten$' --opbench_trace "$out/traces" \
     --benchmark_out="$out/trace_cases.json" --benchmark_out_format=json >"$out/trace_cases.txt" 2>&1
   python3 tools/profile_reference.py "$out/traces/python_mlp.trace.json" >>"$out/session.log" 2>&1
-  for t in "$out"/traces/*.json; do
-    echo "== $t" >>"$out/trace_check.txt"
-    tools/trace_util --json "$t" >>"$out/trace_check.txt" 2>&1
-    python3 tools/seed_gpu_util.py "$t" >>"$out/trace_check.txt" 2>&1
-  done
+  python3 tools/trace_crosscheck.py "$out/traces" "$out/trace_cases.json" >"$out/trace_check.txt" 2>&1
+  log "trace cross-check rc $?: $(tail -1 "$out/trace_check.txt")"
+}
+step_rows() {  # experiment rows with this GPU's targets (issue 3's acceptance command)
+  wall $bench --benchmark_filter='LayerNorm/.*' --output "$out/gpt_fast_benchmark.csv" >"$out/rows.txt" 2>&1
 }
 step_replay() {
   wall $bench --oplog ../shared/data/oplogs/BertForMaskedLM_training.txt --output "$out/replay_bert.csv" \
     --benchmark_out="$out/replay_bert.json" --benchmark_out_format=json >"$out/replay_bert.txt" 2>&1
+  OPBENCH_BUILD_DIR=build python3 -m pytest -q tests/python/test_replay.py >"$out/replay_pytest.txt" 2>&1
+  log "replay pytest rc $?: $(tail -1 "$out/replay_pytest.txt")"
 }
 
 log "$(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), sha $(cat .opbench_sha 2>/dev/null)"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager ncu graph aa trace replay)
+[ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager ncu graph aa trace rows replay)
 for s in "${steps[@]}"; do log "step $s"; "step_$s"; done
 tail -25 "$out/sweep.txt" 2>/dev/null
