@@ -23,7 +23,8 @@ step_ctest() {  # the fuzz test needs clang, which the GPU image does not have
 step_sweep() {  # the default sweep, with experiment rows for this GPU's targets
   OPBENCH_RESULTS_DIR="$out/sweep" wall bash tools/run.sh >"$out/sweep.txt" 2>&1
 }
-step_seed() {  # the seed's four families, aten backend, process start included
+step_seed() {  # LayerNorm bf16 alone, then the seed's four families (aten), process start included
+  wall $bench --benchmark_filter='^LayerNorm/bf16/' >"$out/layer_norm_bf16.txt" 2>&1
   wall $bench --benchmark_filter='^(LayerNorm/bf16|Gemv|GatherGemv|MLP)/.*/aten$' \
     --benchmark_out="$out/seed_aten.json" --benchmark_out_format=json \
     --output "$out/gpt_fast_benchmark.csv" >"$out/seed_aten.txt" 2>&1
