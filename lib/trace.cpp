@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "opbench/check.h"
 #include "opbench/device.h"
@@ -45,14 +48,37 @@ TraceOptions& trace_options() {
   return options;
 }
 
+std::vector<GpuInterval> gpu_intervals_of_trace(const std::string& path) {
+  std::ifstream in(path);
+  nlohmann::json trace = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (trace.is_discarded()) throw Error(path + ": the profiler wrote a trace that is not valid JSON");
+  const nlohmann::json& events = trace.is_array() ? trace : trace["traceEvents"];
+  std::set<nlohmann::json> gpu_pids;
+  for (const auto& e : events) {
+    if (e.value("ph", "") == "M" && e.value("name", "") == "process_labels" && e.contains("args") &&
+        e["args"].value("labels", "").find("GPU") != std::string::npos)
+      gpu_pids.insert(e["pid"]);
+  }
+  std::vector<GpuInterval> intervals;
+  for (const auto& e : events) {
+    if (e.value("ph", "") != "X" || !e.contains("pid") || !gpu_pids.count(e["pid"])) continue;
+    intervals.push_back({e["ts"].get<double>(), e["dur"].get<double>(), e.value("name", "")});
+  }
+  return intervals;
+}
+
 double busy_us(std::vector<GpuInterval> intervals) {
-  std::sort(intervals.begin(), intervals.end(),
-            [](const GpuInterval& a, const GpuInterval& b) { return a.start_us < b.start_us; });
-  double busy = 0, covered_until = -1e300;
-  for (const auto& i : intervals) {
-    double from = std::max(i.start_us, covered_until);
-    if (i.end_us > from) busy += i.end_us - from;
-    covered_until = std::max(covered_until, i.end_us);
+  std::stable_sort(intervals.begin(), intervals.end(),
+                   [](const GpuInterval& a, const GpuInterval& b) { return a.start_us < b.start_us; });
+  if (intervals.empty()) return 0;
+  // The seed's order of operations: the first event's duration, then each later event's part past
+  // the furthest end so far.
+  double busy = intervals[0].duration_us;
+  double furthest = intervals[0].start_us + intervals[0].duration_us;
+  for (size_t i = 1; i < intervals.size(); ++i) {
+    double end = intervals[i].start_us + intervals[i].duration_us;
+    busy += std::max(end - std::max(intervals[i].start_us, furthest), 0.0);
+    furthest = std::max(furthest, end);
   }
   return busy;
 }
@@ -81,13 +107,9 @@ TraceFigures record_trace(const std::string& case_name, const std::function<void
   figures.path = (std::filesystem::path(options.dir) / file_name_for(case_name)).string();
   result->save(figures.path);
   if (!std::filesystem::exists(figures.path)) throw Error("the profiler did not write " + figures.path);
-  std::vector<GpuInterval> all, mm;
-  for (const auto& e : result->events()) {
-    if (e.deviceType() != c10::DeviceType::CUDA) continue;
-    GpuInterval interval{e.startNs() / 1e3, e.endNs() / 1e3, e.name()};
-    all.push_back(interval);
+  std::vector<GpuInterval> all = gpu_intervals_of_trace(figures.path), mm;
+  for (const auto& interval : all)
     if (is_mm_kernel(interval.name)) mm.push_back(interval);
-  }
   figures.gpu_events = static_cast<int>(all.size());
   figures.busy_us = busy_us(all);
   figures.mm_busy_us = busy_us(mm);

@@ -2,8 +2,9 @@
 """PyTorch eager reference timings for bench_ops cases, measured the way bench_ops measures.
 
 Per sample: hold the stream with torch.cuda._sleep (so Python launch latency is not timed, as bench_ops'
-blocking kernel does), zero a buffer of 2x L2 (cold cache), record a start event, run the op, record
-a stop event, synchronize. The figure is the median over --samples samples.
+blocking kernel does), zero a buffer of 2x L2 with cudaMemsetAsync (the flush bench_ops uses, called
+through ctypes; PyTorch's zero_ is a different kernel), record a start event, run the op, record a
+stop event, synchronize. The figure is the median over --samples samples.
 
   eager_reference.py --family layer_norm --json out.json [--compare bench_ops.json] [--tolerance-pct 3]
 
@@ -11,11 +12,28 @@ a stop event, synchronize. The figure is the median over --samples samples.
 exit 1 when any case differs by more than the tolerance.
 """
 import argparse
+import ctypes
 import json
 import statistics
 import sys
 
 import torch
+
+
+class Flush:
+    """Zeroes a buffer of 2x L2 on the current stream with cudaMemsetAsync, as bench_ops does."""
+
+    def __init__(self):
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        self.buffer = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+        cudart = ctypes.CDLL(f"libcudart.so.{torch.version.cuda.split('.')[0]}")
+        self.memset = cudart.cudaMemsetAsync
+        self.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p]
+
+    def zero_(self):
+        stream = torch.cuda.current_stream().cuda_stream
+        if self.memset(self.buffer.data_ptr(), 0, self.buffer.numel(), stream) != 0:
+            raise RuntimeError("cudaMemsetAsync failed")
 
 
 def time_eager(fn, samples, flush):
@@ -99,8 +117,7 @@ def main():
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("eager_reference.py: needs a CUDA device")
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    flush = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+    flush = Flush()
     eager = {}
     for family in args.family:
         for name, fn in FAMILIES[family]():

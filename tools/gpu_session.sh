@@ -16,7 +16,7 @@ wall() { local start; start=$(date +%s.%N); "$@"; local rc=$?
 
 step_build() { JOBS=16 bash tools/build.sh >"$out/build.log" 2>&1 || { log "build failed"; tail -40 "$out/build.log"; exit 1; }; }
 step_ctest() {  # the fuzz test needs clang, which the GPU image does not have
-  ctest --test-dir build --output-on-failure -j 4 -E oplog_fuzz >"$out/ctest.log" 2>&1
+  ctest --test-dir build --output-on-failure -j 2 -E oplog_fuzz >"$out/ctest.log" 2>&1
   log "ctest rc $?: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
   grep -E "\*\*\*|Skipped|Failed" "$out/ctest.log" | head -20 >&2
 }
@@ -60,7 +60,7 @@ step_rows() {  # experiment rows with this GPU's targets (issue 3's acceptance c
   wall $bench --benchmark_filter='LayerNorm/.*' --output "$out/gpt_fast_benchmark.csv" >"$out/rows.txt" 2>&1
 }
 step_replay() {
-  wall $bench --oplog ../shared/data/oplogs/BertForMaskedLM_training.txt --output "$out/replay_bert.csv" \
+  wall $bench --oplog "${OPLOG:-../shared/data/oplogs/BertForMaskedLM_training.txt}" --output "$out/replay_bert.csv" \
     --benchmark_out="$out/replay_bert.json" --benchmark_out_format=json >"$out/replay_bert.txt" 2>&1
   OPBENCH_BUILD_DIR=build python3 -m pytest -q tests/python/test_replay.py >"$out/replay_pytest.txt" 2>&1
   log "replay pytest rc $?: $(tail -1 "$out/replay_pytest.txt")"

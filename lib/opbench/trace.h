@@ -2,7 +2,8 @@
 // LibTorch (Kineto) profiler to DIR/<case>.trace.json, a Chrome trace that opens in Perfetto and in
 // tools/trace_util; the same N iterations are timed without the profiler for the wall time; and
 // gpu_util = GPU busy time / wall time, mm_util = mm/conv kernel busy time / wall time.
-// Busy time is the union of the GPU activity intervals (kernels, memcpy, memset), as the seed's merge.
+// The figures are computed from the saved trace file, exactly as tools/trace_util and the seed do:
+// GPU processes are those whose process_labels say "GPU"; their complete ("X") events are merged.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -18,13 +19,16 @@ struct TraceOptions {
 };
 TraceOptions& trace_options();
 
-// A GPU activity: [start, end) in microseconds, and its name.
+// A GPU activity: its start and duration in microseconds (the trace's ts and dur), and its name.
 struct GpuInterval {
-  double start_us, end_us;
+  double start_us, duration_us;
   std::string name;
 };
 
-// Union length of the intervals (overlapping and nested ones counted once), in microseconds.
+// The complete events of the GPU processes of a Chrome trace file. Throws opbench::Error.
+std::vector<GpuInterval> gpu_intervals_of_trace(const std::string& path);
+// Union length of the intervals (overlapping and nested ones counted once), in microseconds, summed in
+// start order as the seed does (so the figure matches it to the last bit).
 double busy_us(std::vector<GpuInterval> intervals);
 // The seed's mm/conv substrings (gemm, conv, cutlass, wgrad) and today's kernel names (nvjet, xmma,
 // cublas, gemv, scudnn, dgrad, fprop), as tools/trace_util --modern-patterns.

@@ -3,10 +3,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <thread>
 
 #include "forwarding.h"
 #include "opbench/cases.h"
+#include "opbench/check.h"
 #include "opbench/cli.h"
 #include "opbench/device.h"
 #include "opbench/timer.h"
@@ -91,10 +93,25 @@ TEST(Cli, TraceFlags) {
 
 TEST(Trace, BusyTimeIsTheUnionOfIntervals) {
   // disjoint [0,10) [20,25); nested [30,40) inside [30,50); overlapping [60,70) [65,80); touching [90,95) [95,100)
-  std::vector<GpuInterval> intervals{{20, 25, "b"}, {0, 10, "a"},  {30, 50, "c"}, {32, 40, "d"},
-                                     {60, 70, "e"}, {65, 80, "f"}, {95, 100, "h"}, {90, 95, "g"}};
+  std::vector<GpuInterval> intervals{{20, 5, "b"},  {0, 10, "a"},  {30, 20, "c"}, {32, 8, "d"},
+                                     {60, 10, "e"}, {65, 15, "f"}, {95, 5, "h"},   {90, 5, "g"}};
   EXPECT_DOUBLE_EQ(busy_us(intervals), 10 + 5 + 20 + 20 + 10);
   EXPECT_DOUBLE_EQ(busy_us({}), 0);
+}
+
+TEST(Trace, GpuEventsOfASavedTrace) {
+  std::string path = ::testing::TempDir() + "opbench_trace_test.json";
+  std::ofstream(path) << R"({"traceEvents": [
+    {"ph": "M", "name": "process_labels", "pid": 7, "args": {"labels": "GPU 0"}},
+    {"ph": "M", "name": "process_labels", "pid": 1, "args": {"labels": "CPU"}},
+    {"ph": "X", "name": "sm90_xmma_gemm", "pid": 7, "ts": 100.5, "dur": 10},
+    {"ph": "X", "name": "elementwise", "pid": 7, "ts": 105, "dur": 20},
+    {"ph": "X", "name": "aten::mm", "pid": 1, "ts": 90, "dur": 100},
+    {"ph": "i", "name": "marker", "pid": 7, "ts": 1}]})";
+  auto intervals = gpu_intervals_of_trace(path);
+  ASSERT_EQ(intervals.size(), 2u);
+  EXPECT_DOUBLE_EQ(busy_us(intervals), 24.5);   // [100.5, 125)
+  EXPECT_THROW(gpu_intervals_of_trace("/nonexistent/trace.json"), Error);
 }
 
 TEST(Trace, MmKernelNames) {
