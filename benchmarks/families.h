@@ -5,9 +5,17 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 
+#include <ATen/ops/randint.h>
+#include <ATen/ops/randn.h>
+#include <benchmark/benchmark.h>
+
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
+#include "opbench/cases.h"
 #include "opbench/reference.h"
 #include "opbench/work.h"
 
@@ -101,6 +109,45 @@ inline Tolerance mlp_tolerance(double max_abs_final_ln_weight) {
 // Root mean square of a tensor's elements, computed in float64 where the tensor lives.
 inline double rms(const at::Tensor& t) {
   return t.to(at::kDouble).square().mean().sqrt().item<double>();
+}
+
+// Random weights on the bench device, never zeros: int8 uniform in [-127, 127], else randn.
+inline at::Tensor random_weights(const std::vector<int64_t>& shape, c10::ScalarType dtype) {
+  auto options = at::TensorOptions().device(bench_device());
+  if (dtype == c10::kChar) return at::randint(-127, 128, shape, options.dtype(c10::kChar));
+  return at::randn(shape, options.dtype(dtype));
+}
+
+// False (and the case skipped as unavailable) when a non-aten backend cannot run in this build or on
+// this device.
+inline bool backend_can_run(benchmark::State& state, const std::string& backend) {
+  if (backend == "aten") return true;
+#ifndef OPBENCH_HAVE_CUDA
+  skip_unavailable(state, backend + " backend: opbench was built without CUDA");
+  return false;
+#else
+  if (current_device().is_gpu) return true;
+  skip_unavailable(state, backend + " backend needs a CUDA device");
+  return false;
+#endif
+}
+
+// Registers Family/<bf16|int8>/<D>/<backend> for the seed's D (GPU) or small D (CPU, aten only, so CI
+// runs the family end to end in seconds). `gpu_backends(dtype)` lists the backends beyond aten.
+using GemvRun = void (*)(benchmark::State&, c10::ScalarType, int64_t, const std::string&);
+inline void register_gemv_like(const DeviceInfo& device, const char* family,
+                               std::vector<std::string> (*gpu_backends)(c10::ScalarType), GemvRun run) {
+  std::vector<int64_t> dims = device.is_gpu ? std::vector<int64_t>{1024, 4096, 8192, 16384}
+                                            : std::vector<int64_t>{64, 256};
+  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
+    std::vector<std::string> backends = {"aten"};
+    if (device.is_gpu)
+      for (auto& backend : gpu_backends(dtype)) backends.push_back(backend);
+    for (int64_t d : dims)
+      for (const auto& backend : backends)
+        register_case(CaseName{family, dtype_name(dtype), shape_name({d}), backend},
+                      [=](benchmark::State& state) { run(state, dtype, d, backend); });
+  }
 }
 
 }  // namespace opbench::families

@@ -18,7 +18,6 @@
 #include <ATen/ops/index.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/matmul.h>
-#include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
 #include <benchmark/benchmark.h>
@@ -43,20 +42,9 @@ using families::rms;
 
 void run_gather_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d,
                      const std::string& backend) {
-  if (backend != "aten" && !current_device().is_gpu) {
-    skip_unavailable(state, backend + " backend needs a CUDA device");
-    return;
-  }
-#ifndef OPBENCH_HAVE_CUDA
-  if (backend != "aten") {
-    skip_unavailable(state, backend + " backend: opbench was built without CUDA");
-    return;
-  }
-#endif
+  if (!families::backend_can_run(state, backend)) return;
   auto options = at::TensorOptions().device(bench_device());
-  at::Tensor w = dtype == c10::kChar
-                     ? at::randint(-127, 128, {kExperts, d, d}, options.dtype(c10::kChar))
-                     : at::randn({kExperts, d, d}, options.dtype(dtype));
+  at::Tensor w = families::random_weights({kExperts, d, d}, dtype);
   at::Tensor x = at::randn({d}, options.dtype(c10::kBFloat16));
   at::Tensor idx = at::tensor(std::vector<int64_t>{3, 5}, options.dtype(c10::kLong));
   at::Tensor out = at::empty({kSelected, d}, x.options());
@@ -98,20 +86,11 @@ void run_gather_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d,
   time_iterations(state, iteration, families::gather_gemv_work(d, dtype));
 }
 
+std::vector<std::string> gather_gemv_gpu_backends(c10::ScalarType) { return {"cuda"}; }
+
+// GPU: the seed's shapes. CPU: small ones, aten only (the cuda backend needs a CUDA device).
 void register_gather_gemv(const DeviceInfo& device) {
-  // GPU: the seed's shapes. CPU: small ones, aten only (the cuda backend needs a CUDA device).
-  std::vector<int64_t> dims = device.is_gpu ? std::vector<int64_t>{1024, 4096, 8192, 16384}
-                                            : std::vector<int64_t>{64, 256};
-  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
-    std::vector<std::string> backends = {"aten"};
-    if (device.is_gpu) backends.push_back("cuda");
-    for (int64_t d : dims) {
-      for (const auto& backend : backends) {
-        CaseName name{"GatherGemv", dtype_name(dtype), shape_name({d}), backend};
-        register_case(name, [=](benchmark::State& state) { run_gather_gemv(state, dtype, d, backend); });
-      }
-    }
-  }
+  families::register_gemv_like(device, "GatherGemv", gather_gemv_gpu_backends, run_gather_gemv);
 }
 
 }  // namespace

@@ -18,7 +18,6 @@
 // holds exactly), rtol 1.6e-2 and atol 1.6e-2 * sqrt(D) * rms(W) * rms(x) (families.h).
 #include <ATen/ops/empty.h>
 #include <ATen/ops/matmul.h>
-#include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 #include <benchmark/benchmark.h>
 
@@ -40,24 +39,9 @@ namespace {
 using families::dot_tolerance;
 using families::rms;
 
-at::Tensor random_weights(std::vector<int64_t> shape, c10::ScalarType dtype) {
-  auto options = at::TensorOptions().device(bench_device());
-  if (dtype == c10::kChar) return at::randint(-127, 128, shape, options.dtype(c10::kChar));
-  return at::randn(shape, options.dtype(dtype));
-}
-
 void run_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d, const std::string& backend) {
-  if (backend != "aten" && !current_device().is_gpu) {
-    skip_unavailable(state, backend + " backend needs a CUDA device");
-    return;
-  }
-#ifndef OPBENCH_HAVE_CUDA
-  if (backend != "aten") {
-    skip_unavailable(state, backend + " backend: opbench was built without CUDA");
-    return;
-  }
-#endif
-  at::Tensor w = random_weights({d, d}, dtype);
+  if (!families::backend_can_run(state, backend)) return;
+  at::Tensor w = families::random_weights({d, d}, dtype);
   at::Tensor x = at::randn({d}, at::TensorOptions().device(bench_device()).dtype(c10::kBFloat16));
   at::Tensor y = at::empty({d}, x.options());
 
@@ -98,24 +82,15 @@ void run_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d, const s
   time_iterations(state, iteration, families::gemv_work(d, dtype));
 }
 
+std::vector<std::string> gemv_gpu_backends(c10::ScalarType dtype) {
+  if (dtype == c10::kBFloat16) return {"cublas", "cuda"};
+  return {"cuda"};
+}
+
+// GPU: the seed's shapes. CPU: small ones so CI runs the aten backend end to end in seconds; the
+// cublas and cuda backends are registered only where they can run (a CUDA device).
 void register_gemv(const DeviceInfo& device) {
-  // GPU: the seed's shapes. CPU: small ones so CI runs the aten backend end to end in seconds; the
-  // cublas and cuda backends are registered only where they can run (a CUDA device).
-  std::vector<int64_t> dims = device.is_gpu ? std::vector<int64_t>{1024, 4096, 8192, 16384}
-                                            : std::vector<int64_t>{64, 256};
-  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
-    std::vector<std::string> backends = {"aten"};
-    if (device.is_gpu) {
-      if (dtype == c10::kBFloat16) backends.push_back("cublas");
-      backends.push_back("cuda");
-    }
-    for (int64_t d : dims) {
-      for (const auto& backend : backends) {
-        CaseName name{"Gemv", dtype_name(dtype), shape_name({d}), backend};
-        register_case(name, [=](benchmark::State& state) { run_gemv(state, dtype, d, backend); });
-      }
-    }
-  }
+  families::register_gemv_like(device, "Gemv", gemv_gpu_backends, run_gemv);
 }
 
 }  // namespace
