@@ -49,12 +49,16 @@ if [ "$have_torch" != "$want_torch" ]; then
 else
   say "venv has torch $have_torch"
 fi
-# shellcheck disable=SC2086
-if ! "$venv/bin/pip" install -q --disable-pip-version-check $PY_TOOL_PACKAGES --dry-run 2>/dev/null \
-      | grep -q "Would install"; then
-  say "venv has the tool packages"
+frozen=$("$venv/bin/pip" freeze --disable-pip-version-check 2>/dev/null | tr '[:upper:]_' '[:lower:]-')
+missing_py=()
+for pin in $PY_TOOL_PACKAGES; do
+  want=$(echo "$pin" | tr '[:upper:]_' '[:lower:]-')
+  grep -qx "$want" <<<"$frozen" || missing_py+=("$pin")
+done
+if [ ${#missing_py[@]} -gt 0 ]; then
+  say "installing tool packages: ${missing_py[*]}"
+  "$venv/bin/pip" install -q --disable-pip-version-check "${missing_py[@]}" >&2
 else
-  say "installing tool packages: $PY_TOOL_PACKAGES"
-  "$venv/bin/pip" install -q --disable-pip-version-check $PY_TOOL_PACKAGES >&2
+  say "venv has the tool packages: $PY_TOOL_PACKAGES"
 fi
 echo "PYTHON=$venv/bin/python"
