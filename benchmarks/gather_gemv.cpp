@@ -57,14 +57,9 @@ void run_gather_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d,
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (backend == "cuda") {
-    kernels::GemvArgs args;
-    args.w = w.data_ptr();
-    args.w_type = dtype == c10::kChar ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
-    args.rows = d;
-    args.cols = d;
-    args.row_stride = d;
-    args.x = x.data_ptr();
-    args.y = out.data_ptr();
+    auto w_type = dtype == c10::kChar ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
+    kernels::GemvArgs args =
+        kernels::square_gemv_args(w.data_ptr(), w_type, d, x.data_ptr(), out.data_ptr());
     args.expert_idx = idx.data_ptr<int64_t>();
     args.num_selected = kSelected;
     args.expert_stride = d * d;

@@ -57,14 +57,9 @@ void run_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d, const s
                                 c10::cuda::getCurrentCUDAStream().stream());
     };
   } else if (backend == "cuda") {
-    kernels::GemvArgs args;
-    args.w = w.data_ptr();
-    args.w_type = dtype == c10::kChar ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
-    args.rows = d;
-    args.cols = d;
-    args.row_stride = d;
-    args.x = x.data_ptr();
-    args.y = y.data_ptr();
+    auto w_type = dtype == c10::kChar ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
+    kernels::GemvArgs args =
+        kernels::square_gemv_args(w.data_ptr(), w_type, d, x.data_ptr(), y.data_ptr());
     iteration = [&, args] { kernels::launch_gemv(args, c10::cuda::getCurrentCUDAStream().stream()); };
   }
 #endif

@@ -29,6 +29,19 @@ struct GemvArgs {
   int64_t num_experts = 1;        // valid indices are [0, num_experts); others yield NaN rows
 };
 
+// The arguments for y = W @ x with a contiguous square W (d x d); gather fields left unset.
+inline GemvArgs square_gemv_args(const void* w, WeightType w_type, int64_t d, const void* x, void* y) {
+  GemvArgs args;
+  args.w = w;
+  args.w_type = w_type;
+  args.rows = d;
+  args.cols = d;
+  args.row_stride = d;
+  args.x = x;
+  args.y = y;
+  return args;
+}
+
 // True when the kernel takes the 16-byte-load path: cols, row_stride (and expert_stride) multiples of
 // 16 / sizeof(W element), and W and x 16-byte aligned. Otherwise it runs the scalar loop.
 bool gemv_vectorizable(const GemvArgs& args);
