@@ -122,8 +122,8 @@ Operator replay (instead of the families):
   --channels_last             4-d inputs in channels-last layout
 
 Each case reports its median time (Google Benchmark's time column; manual time) and counters
-GB/s, TFLOP/s, %peak (datasheet), bytes, flops, samples, noise_pct (sample spread),
-median_noise_pct (the median's), converged.
+GB/s, TFLOP/s, %peak (datasheet), %ceiling (of this run's Ceiling cases, when they ran), bytes,
+flops, samples, noise_pct (sample spread), median_noise_pct (the median's), converged.
 On a machine without a CUDA device the CPU cases run, timed with the host clock.
 
 Google Benchmark flags follow.
