@@ -20,12 +20,6 @@ bool is_prefix(const std::vector<std::string>& a, const std::vector<std::string>
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
-std::optional<double> counter(const benchmark::BenchmarkReporter::Run& run, const char* name) {
-  auto it = run.counters.find(name);
-  if (it == run.counters.end()) return std::nullopt;
-  return static_cast<double>(it->second);
-}
-
 double mean_of_case_medians(const std::map<std::string, std::vector<double>>& per_case) {
   double sum = 0;
   for (const auto& [name, values] : per_case) sum += median_of(values);
@@ -67,20 +61,13 @@ void ExperimentReporter::ReportRuns(const std::vector<Run>& runs) {
     // Cases run family by family: a new family/dtype means the previous experiments are complete.
     if (!last_family_dtype_.empty() && family_dtype != last_family_dtype_) write_outputs();
     last_family_dtype_ = family_dtype;
-    add_run(run);
+    add_run(*name, run);
   }
 }
 
-void ExperimentReporter::add_run(const Run& run) {
-  auto name = *CaseName::parse(strip_harness_suffix(run.benchmark_name()));
+void ExperimentReporter::add_run(const CaseName& name, const Run& run) {
+  if (ceilings_.record(name, run) || !experiment_for_family(name.family)) return;
   bool skipped = gbench::run_skipped(run);
-  if (name.family == "Ceiling") {
-    if (skipped) return;
-    if (name.backend == "copy") ceilings_.copy_gbps = counter(run, "GB/s");
-    if (name.backend == "cublas") ceilings_.gemm_tflops = counter(run, "TFLOP/s");
-    return;
-  }
-  if (!experiment_for_family(name.family)) return;
   auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) {
     return g.family == name.family && g.dtype == name.dtype && g.backend == name.backend;
   });
@@ -90,8 +77,8 @@ void ExperimentReporter::add_run(const Run& run) {
     it->failed.push_back(key + ": " + gbench::skip_message(run));
     return;
   }
-  if (auto v = counter(run, "GB/s")) it->gbps[key].push_back(*v);
-  if (auto v = counter(run, "TFLOP/s")) it->tflops[key].push_back(*v);
+  if (auto v = counter_value(run, "GB/s")) it->gbps[key].push_back(*v);
+  if (auto v = counter_value(run, "TFLOP/s")) it->tflops[key].push_back(*v);
 }
 
 ExperimentRow ExperimentReporter::make_row(const Group& group) const {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "forwarding.h"
+#include "opbench/cases.h"
 #include "opbench/device.h"
 #include "opbench/targets.h"
 
@@ -36,11 +38,6 @@ struct ExperimentRow {
   std::string status;              // "meets target", "below target", "no target", "incomplete: ...", ...
 };
 
-// Measured ceilings of this run (Ceiling/* cases), in the units of their counters.
-struct Ceilings {
-  std::optional<double> copy_gbps;
-  std::optional<double> gemm_tflops;
-};
 
 class ExperimentReporter : public benchmark::BenchmarkReporter {
  public:
@@ -61,7 +58,7 @@ class ExperimentReporter : public benchmark::BenchmarkReporter {
     std::map<std::string, std::vector<double>> gbps, tflops;   // case name -> per-repetition values
     std::vector<std::string> failed;
   };
-  void add_run(const Run& run);
+  void add_run(const CaseName& name, const Run& run);
   void write_outputs();
   ExperimentRow make_row(const Group& group) const;
 

@@ -20,6 +20,29 @@ std::string strip_harness_suffix(const std::string& name) {
   return out;
 }
 
+std::optional<double> counter_value(const benchmark::BenchmarkReporter::Run& run, const char* name) {
+  auto it = run.counters.find(name);
+  if (it == run.counters.end()) return std::nullopt;
+  return static_cast<double>(it->second);
+}
+
+bool Ceilings::record(const CaseName& name, const benchmark::BenchmarkReporter::Run& run) {
+  if (name.family != "Ceiling") return false;
+  if (gbench::run_skipped(run)) return true;
+  if (name.backend == "copy") copy_gbps = counter_value(run, "GB/s");
+  if (name.backend == "cublas") gemm_tflops = counter_value(run, "TFLOP/s");
+  return true;
+}
+
+std::optional<double> Ceilings::percent_of(const benchmark::BenchmarkReporter::Run& run) const {
+  double share = 0;
+  if (copy_gbps && *copy_gbps > 0) share = std::max(share, counter_value(run, "GB/s").value_or(0) / *copy_gbps);
+  if (gemm_tflops && *gemm_tflops > 0)
+    share = std::max(share, counter_value(run, "TFLOP/s").value_or(0) / *gemm_tflops);
+  if (share <= 0) return std::nullopt;
+  return 100 * share;
+}
+
 std::string filter_for_registered_names(const std::string& filter) {
   if (filter.empty() || filter.back() != '$') return filter;
   return filter.substr(0, filter.size() - 1) + "(/iterations:1)?(/manual_time)?$";
@@ -55,20 +78,8 @@ void ForwardingReporter::ReportRuns(const std::vector<Run>& runs) {
 
 void ForwardingReporter::annotate_ceiling(Run& run) {
   auto name = CaseName::parse(run.benchmark_name());
-  if (!name || run.run_type != Run::RT_Iteration) return;
-  auto value = [&](const char* counter) {
-    auto it = run.counters.find(counter);
-    return it == run.counters.end() ? 0.0 : static_cast<double>(it->second);
-  };
-  if (name->family == "Ceiling") {
-    if (name->backend == "copy") copy_gbps_ = value("GB/s");
-    if (name->backend == "cublas") gemm_tflops_ = value("TFLOP/s");
-    return;
-  }
-  double share = 0;
-  if (copy_gbps_ > 0) share = std::max(share, value("GB/s") / copy_gbps_);
-  if (gemm_tflops_ > 0) share = std::max(share, value("TFLOP/s") / gemm_tflops_);
-  if (share > 0) run.counters["%ceiling"] = 100 * share;
+  if (!name || run.run_type != Run::RT_Iteration || ceilings_.record(*name, run)) return;
+  if (auto percent = ceilings_.percent_of(run)) run.counters["%ceiling"] = *percent;
 }
 
 void ForwardingReporter::Finalize() {
