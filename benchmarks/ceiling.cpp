@@ -43,21 +43,8 @@ constexpr int64_t kCopyRows = 32768, kCopyCols = 16384;   // 2^29 bf16 = 1 GiB
 constexpr int64_t kGemmM = 8192, kGemmN = 8192, kGemmK = 8192;
 constexpr int64_t kGemmSamples = 64;
 
-bool unavailable(benchmark::State& state) {
-#ifndef OPBENCH_HAVE_CUDA
-  skip_unavailable(state, "Ceiling needs CUDA: opbench was built without it");
-  return true;
-#else
-  if (!current_device().is_gpu) {
-    skip_unavailable(state, "Ceiling needs a CUDA device");
-    return true;
-  }
-  return false;
-#endif
-}
-
 void run_copy(benchmark::State& state) {
-  if (unavailable(state)) return;
+  if (!families::backend_can_run(state, "copy")) return;
 #ifdef OPBENCH_HAVE_CUDA
   auto options = at::TensorOptions().device(bench_device()).dtype(c10::kBFloat16);
   at::Tensor src = at::randn({kCopyRows, kCopyCols}, options);
@@ -80,7 +67,7 @@ void run_copy(benchmark::State& state) {
 }
 
 void run_gemm(benchmark::State& state) {
-  if (unavailable(state)) return;
+  if (!families::backend_can_run(state, "cublas")) return;
 #ifdef OPBENCH_HAVE_CUDA
   auto options = at::TensorOptions().device(bench_device()).dtype(c10::kBFloat16);
   at::Tensor a = at::randn({kGemmM, kGemmK}, options);
