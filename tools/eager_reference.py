@@ -19,6 +19,8 @@ import sys
 
 import torch
 
+import opbench_results
+
 
 class Flush:
     """Zeroes a buffer of 2x L2 on the current stream with cudaMemsetAsync, as bench_ops does."""
@@ -99,14 +101,6 @@ FAMILIES = {"layer_norm": layer_norm_cases, "gemv": gemv_cases, "gather_gemv": g
             "mlp": mlp_cases}
 
 
-def bench_ops_medians_us(path):
-    with open(path) as f:
-        data = json.load(f)
-    scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
-    return {b["name"]: b["real_time"] * scale[b["time_unit"]] for b in data["benchmarks"]
-            if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred")}
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--family", choices=sorted(FAMILIES), action="append", required=True)
@@ -129,7 +123,7 @@ def main():
             json.dump(record, f, indent=1)
     worst = 0.0
     if args.compare:
-        ours = bench_ops_medians_us(args.compare)
+        ours = opbench_results.medians_us(args.compare)
         print(f"{'case':36} {'bench_ops us':>12} {'eager us':>10} {'diff %':>7}")
         for name, eager_us in eager.items():
             if name not in ours:

@@ -6,9 +6,10 @@
 NCU.csv is `ncu --csv --metrics gpu__time_duration.sum ...` output; the figure is the median over
 the profiled kernels. Prints both and the difference of bench_ops from ncu in percent."""
 import csv
-import json
 import statistics
 import sys
+
+import opbench_results
 
 SCALE_TO_US = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
 
@@ -25,11 +26,10 @@ def ncu_median_us(path):
 
 
 def bench_ops_us(path, case):
-    with open(path) as f:
-        for b in json.load(f)["benchmarks"]:
-            if b["name"] == case:
-                return b["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
-    sys.exit(f"ncu_compare.py: {path}: no case {case}")
+    medians = opbench_results.medians_us(path)
+    if case not in medians:
+        sys.exit(f"ncu_compare.py: {path}: no successful case {case}")
+    return medians[case]
 
 
 def main():

@@ -34,6 +34,13 @@ class InputError(Exception):
     """Unusable input (missing file, malformed JSON, nothing to compare); the message names the file."""
 
 
+def medians_us(path: str) -> dict:
+    """{case name: real_time in microseconds} of the successful iteration runs of a bench_ops JSON."""
+    data = read_json(path)
+    return {b["name"]: b["real_time"] * UNIT_SECONDS[b["time_unit"]] * 1e6 for b in data["benchmarks"]
+            if b.get("run_type", "iteration") == "iteration" and not is_failed(b)}
+
+
 def higher_is_better(metric: str) -> bool:
     return metric in HIGHER_IS_BETTER or metric.endswith("/s") or metric.endswith("_per_second")
 
