@@ -1,9 +1,23 @@
 // Registers one Google Benchmark case per (operator, input, backend) of an operator-input log (or a
 // folder of logs) as `Replay/<model>/<op>/<input>/<backend>`. Docs: docs/oplog.md, "Replay".
 #pragma once
-#include "opbench/cli.h"
+#include <optional>
+#include <string>
+
 #include "opbench/device.h"
 #include "replay/plan.h"
+
+namespace opbench {
+
+// --oplog: replay a recorded operator-input log (or a folder of them) instead of the families.
+struct OplogOptions {
+  std::string path;                   // FILE or DIR
+  std::optional<std::string> dtype;   // --oplog_dtype f16|bf16|f32: recast floating inputs
+  int max_inputs = 0;                 // --oplog_max_inputs N: per operator, 0 = all
+  bool channels_last = false;         // --channels_last: 4-d inputs in channels-last layout
+};
+
+}  // namespace opbench
 
 namespace opbench::replay {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../../benchmarks/families.h"
+#include "common/common.h"
 #include "forwarding.h"
 #include "opbench/cases.h"
 #include "opbench/check.h"
@@ -23,8 +23,8 @@
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
-#include "../../benchmarks/kernels/cublas_ops.h"
-#include "../../benchmarks/kernels/gemv.h"
+#include "common/cublas_ops.h"
+#include "common/gemv_kernel.h"
 #endif
 
 namespace opbench {

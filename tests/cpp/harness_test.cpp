@@ -9,7 +9,7 @@
 #include "forwarding.h"
 #include "opbench/cases.h"
 #include "opbench/check.h"
-#include "opbench/cli.h"
+#include "cli.h"
 #include "opbench/device.h"
 #include "opbench/timer.h"
 #include "opbench/trace.h"

@@ -1,5 +1,5 @@
 """Tests for tools/trace_util.py (GPU utilization from Chrome traces) and its
-cross-check tools/seed_gpu_util.py.  Expected figures are worked out by hand in the
+cross-check verify/seed_gpu_util.py.  Expected figures are worked out by hand in the
 comments; only the random cross-check compares the code with other code."""
 import gzip
 import importlib.util
@@ -14,13 +14,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "tools"
+VERIFY = ROOT / "verify"   # GPU-machine verification scripts (seed_gpu_util.py)
 DATA = Path(__file__).resolve().parent / "data" / "traces"
 FIXTURE = DATA / "kineto_gpu_small.json"           # hand-made, Kineto-shaped
 REAL_GPU = DATA / "h200_torch211_mm_conv.json.gz"   # recorded on an H200, torch 2.11
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
+def _load(name, folder=TOOLS):
+    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod          # dataclasses look the module up while building
     spec.loader.exec_module(mod)
@@ -28,7 +29,7 @@ def _load(name):
 
 
 tu = _load("trace_util")
-seed = _load("seed_gpu_util")
+seed = _load("seed_gpu_util", VERIFY)
 
 GPU_PID, CPU_PID = 0, 4242
 
@@ -47,7 +48,8 @@ def gpu_trace(*events, extra_meta=()):
 
 
 def run_cli(*args, tool="trace_util.py"):
-    cmd = [sys.executable, str(TOOLS / tool), *map(str, args)]
+    folder = VERIFY if tool == "seed_gpu_util.py" else TOOLS
+    cmd = [sys.executable, str(folder / tool), *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
 
 

@@ -14,7 +14,7 @@ Independent code, same steps and quirks as the seed, no validation at all:
   6. utilizations = busy / (seconds * 1e6), only when --total-s is given
 
 Only addition: gzip input is read (detected by content).  Prints full-precision floats.
-Usage: tools/seed_gpu_util.py TRACE [--total-s SECONDS]
+Usage: verify/seed_gpu_util.py TRACE [--total-s SECONDS]
 """
 import gzip
 import json

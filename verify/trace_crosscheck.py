@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cross-checks GPU-utilization figures on recorded traces (issue 7's acceptance):
   - on every trace: tools/trace_util's busy and mm-busy time against the seed algorithm
-    (tools/seed_gpu_util.py), seed patterns, to the microsecond;
+    (verify/seed_gpu_util.py), seed patterns, to the microsecond;
   - on bench_ops traces: bench_ops' own trace_busy_us / trace_mm_busy_us counters against trace_util
     (today's mm patterns, which bench_ops uses).
   trace_crosscheck.py TRACE_DIR [BENCH_OPS.json]      exit 1 when any figure differs by >= 1 us"""
@@ -10,6 +10,7 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results, trace_util
 import seed_gpu_util  # noqa: E402
 import trace_util  # noqa: E402
 

@@ -6,13 +6,13 @@
 // Backends:
 //   aten  the seed's eager semantics: at::index(W, {idx}) (a copy of the two matrices), .to(bf16) (a
 //         second copy for int8), at::matmul. Its GB/s, counted as the seed does, understates traffic.
-//   cuda  opbench's own kernel (kernels/gemv.h) in gather mode: it reads idx on the device and runs the
+//   cuda  opbench's own kernel (common/gemv_kernel.h) in gather mode: it reads idx on the device and runs the
 //         GEMV on W + idx[e] * D * D for e = 0, 1 directly, no copies (int8: fused dequantize).
 // Bytes: the two gathered matrices read once, 2*D*D*itemsize (the seed's count; x, idx and out are not
-// counted: < 0.2% at D >= 1024). FLOPs 2*2*D*D. See families.h.
+// counted: < 0.2% at D >= 1024). FLOPs 2*2*D*D. See common/common.h.
 // Inputs: bf16 W = randn; int8 W = uniform integers in [-127, 127]; x = randn.
 // Check: against float64 W.index_select(0, idx).to(double) @ x on the same device, rtol 1.6e-2 and
-// atol 1.6e-2 * sqrt(D) * rms(W[idx]) * rms(x) (families.h).
+// atol 1.6e-2 * sqrt(D) * rms(W[idx]) * rms(x) (common/common.h).
 #include <ATen/core/List.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/index.h>
@@ -22,7 +22,7 @@
 #include <ATen/ops/tensor.h>
 #include <benchmark/benchmark.h>
 
-#include "families.h"
+#include "common/common.h"
 #include "opbench/cases.h"
 #include "opbench/check.h"
 #include "opbench/reference.h"
@@ -30,7 +30,7 @@
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
-#include "kernels/gemv.h"
+#include "common/gemv_kernel.h"
 #endif
 
 namespace opbench {

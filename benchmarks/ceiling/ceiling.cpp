@@ -4,7 +4,7 @@
 //                                                 cudaMemcpyAsync: GB/s counting read + write (the
 //                                                 bandwidth ceiling; datasheet HBM peak is higher)
 //   Ceiling/bf16/8192x8192x8192/cublas            C = A @ B, bf16 in and out, fp32 compute, through
-//                                                 cublasGemmEx called directly (kernels/cublas_ops.h,
+//                                                 cublasGemmEx called directly (common/cublas_ops.h,
 //                                                 not ATen's mm): TFLOP/s with FLOPs 2*M*N*K (the
 //                                                 compute ceiling)
 // The reporters (reporters/forwarding.cpp, experiments.cpp) join on these names: "copy" gives the
@@ -17,7 +17,7 @@
 // (at::equal on the device, and a strided sample through expect_close with zero tolerance); the GEMM,
 // 64 sampled elements against float64 dot products of the row of A and the column of B (a full
 // float64 GEMM of 8192^3 on the CPU would take minutes), rtol 1.6e-2 and
-// atol 1.6e-2 * sqrt(K) * rms(A) * rms(B) (families.h).
+// atol 1.6e-2 * sqrt(K) * rms(A) * rms(B) (common/common.h).
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/equal.h>
@@ -25,7 +25,7 @@
 #include <ATen/ops/randn.h>
 #include <benchmark/benchmark.h>
 
-#include "families.h"
+#include "common/common.h"
 #include "opbench/cases.h"
 #include "opbench/check.h"
 #include "opbench/reference.h"
@@ -33,7 +33,7 @@
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
-#include "kernels/cublas_ops.h"
+#include "common/cublas_ops.h"
 #endif
 
 namespace opbench {

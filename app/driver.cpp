@@ -1,4 +1,4 @@
-#include "run_context.h"
+#include "driver.h"
 
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>

@@ -15,10 +15,12 @@ import argparse
 import ctypes
 import json
 import statistics
+import pathlib
 import sys
 
 import torch
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results
 import opbench_results
 
 

@@ -7,16 +7,9 @@
 
 #include "opbench/cases.h"
 #include "opbench/trace.h"
+#include "replay/register.h"
 
 namespace opbench {
-
-// --oplog: replay a recorded operator-input log (or a folder of them) instead of the families.
-struct OplogOptions {
-  std::string path;                   // FILE or DIR
-  std::optional<std::string> dtype;   // --oplog_dtype f16|bf16|f32: recast floating inputs
-  int max_inputs = 0;                 // --oplog_max_inputs N: per operator, 0 = all
-  bool channels_last = false;         // --channels_last: 4-d inputs in channels-last layout
-};
 
 struct CliOptions {
   RunOptions run;                     // cache mode, GPU timer, stopping rule

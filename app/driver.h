@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "opbench/cli.h"
+#include "cli.h"
 
 namespace opbench {
 

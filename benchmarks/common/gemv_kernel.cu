@@ -1,4 +1,4 @@
-// GEMV kernels: see gemv.h for what they compute and the layout rules.
+// GEMV kernels: see gemv_kernel.h for what they compute and the layout rules.
 //
 // Mapping: a block of kWarpsPerBlock warps, one warp per output row (grid.x covers the rows), grid.y
 // one slice per selected expert (1 for a plain GEMV). Lane l of a warp reads the 16-byte chunks
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "gemv.h"
+#include "gemv_kernel.h"
 #include "opbench/check.h"
 
 namespace opbench::kernels {

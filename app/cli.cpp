@@ -1,4 +1,4 @@
-#include "opbench/cli.h"
+#include "cli.h"
 
 #include <stdexcept>
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Records a Chrome trace of a small bf16 MLP (matmuls + LayerNorm) with PyTorch's Python profiler,
-so that tools/trace_util and tools/seed_gpu_util.py can be checked on a trace that bench_ops did not
+so that tools/trace_util and verify/seed_gpu_util.py can be checked on a trace that bench_ops did not
 write.  Usage: profile_reference.py OUT.trace.json"""
 import sys
 

@@ -4,10 +4,10 @@
 
 #include <iostream>
 
-#include "opbench/cli.h"
+#include "cli.h"
 #include "opbench/device.h"
 #include "forwarding.h"
-#include "run_context.h"
+#include "driver.h"
 
 int main(int argc, char** argv) {
   using namespace opbench;

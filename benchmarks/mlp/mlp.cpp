@@ -13,7 +13,7 @@
 // Bytes: 2 * (2*D*H + 3*H + 3*D) -- W1, W2, the biases and both LayerNorms' weight and bias, each read
 // once; x and y (2*D bytes each) are not counted. FLOPs: 4*D*H (the two matrix-vector products, as
 // FlopCounterMode counts the seed; bias adds and LayerNorms, < 0.25%, are not counted). Held against
-// the bf16 dense peak so %peak is the roofline maximum (here the bandwidth share). See families.h.
+// the bf16 dense peak so %peak is the roofline maximum (here the bandwidth share). See common/common.h.
 // Inputs: x = randn; Linear weight uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)) (nn.Linear's
 // initialization, so every Linear output is O(1)); every bias uniform in [-0.5, 0.5) and LayerNorm
 // weight in [0.5, 1.5) -- random, and large enough that a missing bias or affine step fails the check
@@ -31,7 +31,7 @@
 
 #include <cmath>
 
-#include "families.h"
+#include "common/common.h"
 #include "opbench/cases.h"
 #include "opbench/reference.h"
 

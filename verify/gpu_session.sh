@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
-#   tools/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager ncu graph aa trace rows replay
+#   verify/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager ncu graph aa trace rows replay
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,13 +30,13 @@ step_seed() {  # LayerNorm bf16 alone, then the seed's four families (aten), pro
     --output "$out/gpt_fast_benchmark.csv" >"$out/seed_aten.txt" 2>&1
 }
 step_eager() {
-  python3 tools/eager_reference.py --family layer_norm --family gemv --family gather_gemv --family mlp \
+  python3 verify/eager_reference.py --family layer_norm --family gemv --family gather_gemv --family mlp \
     --compare "$out/seed_aten.json" --json "$out/eager.json" 2>&1 | tee -a "$out/session.log"
 }
 step_ncu() {
   ncu --clock-control none --metrics gpu__time_duration.sum -k regex:layer_norm --launch-count 20 --csv \
     $bench --benchmark_filter='LayerNorm/bf16/4096x8192/aten$' --opbench_max_time=0.5 >"$out/ncu_layer_norm.csv" 2>&1
-  python3 tools/ncu_compare.py "$out/ncu_layer_norm.csv" "$out/seed_aten.json" LayerNorm/bf16/4096x8192/aten \
+  python3 verify/ncu_compare.py "$out/ncu_layer_norm.csv" "$out/seed_aten.json" LayerNorm/bf16/4096x8192/aten \
     2>&1 | tee -a "$out/session.log"
 }
 step_graph() {
@@ -52,8 +52,8 @@ step_aa() {  # one build against itself, one process per repetition: must find n
 step_trace() {
   $bench --benchmark_filter='^(MLP/bf16/4096|LayerNorm/bf16/4096x8192)/aten$' --opbench_trace "$out/traces" \
     --benchmark_out="$out/trace_cases.json" --benchmark_out_format=json >"$out/trace_cases.txt" 2>&1
-  python3 tools/profile_reference.py "$out/traces/python_mlp.trace.json" >>"$out/session.log" 2>&1
-  python3 tools/trace_crosscheck.py "$out/traces" "$out/trace_cases.json" >"$out/trace_check.txt" 2>&1
+  python3 verify/profile_reference.py "$out/traces/python_mlp.trace.json" >>"$out/session.log" 2>&1
+  python3 verify/trace_crosscheck.py "$out/traces" "$out/trace_cases.json" >"$out/trace_check.txt" 2>&1
   log "trace cross-check rc $?: $(tail -1 "$out/trace_check.txt")"
 }
 step_rows() {  # experiment rows with this GPU's targets (issue 3's acceptance command)

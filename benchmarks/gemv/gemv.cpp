@@ -7,21 +7,21 @@
 //           bf16 copy of W every iteration (read 1 + write 2 + read 2 bytes per weight), so its GB/s,
 //           counted on the int8 bytes as the seed does, understates the traffic: that is the point of
 //           a fused kernel.
-//   cublas  bf16 only: cublasGemmEx with n = 1 called directly (kernels/cublas_ops.h).
-//   cuda    opbench's own kernel (kernels/gemv.h): a plain bf16 GEMV, and for int8 a fused
+//   cublas  bf16 only: cublasGemmEx with n = 1 called directly (common/cublas_ops.h).
+//   cuda    opbench's own kernel (common/gemv_kernel.h): a plain bf16 GEMV, and for int8 a fused
 //           dequantize-and-multiply that reads the int8 weights once.
 // Bytes: W read once, D*D*itemsize (the seed's count; x and y are not counted: < 0.4% at D >= 1024).
-// FLOPs 2*D*D. See families.h.
+// FLOPs 2*D*D. See common/common.h.
 // Inputs: bf16 W = randn; int8 W = uniform integers in [-127, 127] (the seed truncates randn to int8,
 // mostly values in [-3, 3]; the bytes moved are the same); x = randn.
 // Check: against float64 W.to(double) @ x on the same device (int8: the dequantized weights, which bf16
-// holds exactly), rtol 1.6e-2 and atol 1.6e-2 * sqrt(D) * rms(W) * rms(x) (families.h).
+// holds exactly), rtol 1.6e-2 and atol 1.6e-2 * sqrt(D) * rms(W) * rms(x) (common/common.h).
 #include <ATen/ops/empty.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randn.h>
 #include <benchmark/benchmark.h>
 
-#include "families.h"
+#include "common/common.h"
 #include "opbench/cases.h"
 #include "opbench/check.h"
 #include "opbench/reference.h"
@@ -29,8 +29,8 @@
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
-#include "kernels/cublas_ops.h"
-#include "kernels/gemv.h"
+#include "common/cublas_ops.h"
+#include "common/gemv_kernel.h"
 #endif
 
 namespace opbench {

@@ -7,8 +7,10 @@ NCU.csv is `ncu --csv --metrics gpu__time_duration.sum ...` output; the figure i
 the profiled kernels. Prints both and the difference of bench_ops from ncu in percent."""
 import csv
 import statistics
+import pathlib
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results
 import opbench_results
 
 SCALE_TO_US = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
