@@ -16,6 +16,7 @@
 #include "opbench/check.h"
 #include "opbench/targets.h"
 #include "opbench/device.h"
+#include "opbench/family.h"
 #include "replay.h"
 #include "replay/register.h"
 
@@ -39,16 +40,16 @@ std::string cuda_runtime_version() {
   return "";
 }
 
-void add_context(const DeviceInfo& device, const RunOptions& run, const BuildInfo& build) {
-  benchmark::AddCustomContext("opbench_device", device.name);
-  benchmark::AddCustomContext("opbench_arch", device.arch_name);
-  benchmark::AddCustomContext("opbench_peaks", device.peaks ? device.peaks->model : "none");
-  TimerKind timer = device.is_gpu ? run.gpu_timer : TimerKind::kHost;
-  benchmark::AddCustomContext("opbench_timer", timer_kind_name(timer));
-  benchmark::AddCustomContext("opbench_cache", run.cache == CacheMode::kCold ? "cold" : "warm");
-  benchmark::AddCustomContext("torch_version", build.torch_version);
-  benchmark::AddCustomContext("cuda_version", build.cuda_version);
-  benchmark::AddCustomContext("opbench_sha", build.opbench_sha);
+// The run's identity in Google Benchmark's JSON context: the same RunInfo the rows and summary use.
+void add_context(const RunInfo& info) {
+  benchmark::AddCustomContext("opbench_device", info.device.name);
+  benchmark::AddCustomContext("opbench_arch", info.device.arch_name);
+  benchmark::AddCustomContext("opbench_peaks", info.device.peaks ? info.device.peaks->model : "none");
+  benchmark::AddCustomContext("opbench_timer", info.timer);
+  benchmark::AddCustomContext("opbench_cache", info.cache);
+  benchmark::AddCustomContext("torch_version", info.torch_version);
+  benchmark::AddCustomContext("cuda_version", info.cuda_version);
+  benchmark::AddCustomContext("opbench_sha", info.opbench_sha);
 }
 
 std::unique_ptr<benchmark::BenchmarkReporter> make_format_reporter(const std::string& format) {
@@ -111,17 +112,19 @@ RunInfo run_info(const DeviceInfo& device, const RunOptions& run) {
 
 int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   const DeviceInfo& device = current_device();
+  RunContext run(device, cli.run, cli.trace);
   std::optional<replay::ReplayPlan> replay_plan;   // --oplog: replay cases instead of the families
   try {
     if (cli.oplog)
-      replay_plan = replay::register_replay(*cli.oplog, device);
+      replay_plan = replay::register_replay(run, *cli.oplog);
     else
-      register_all_families(device);
+      register_families(run);
   } catch (const Error& e) {
     std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
   }
   if (flags.list_tests) return list_cases();
+  const RunInfo info = run_info(device, cli.run);
   std::unique_ptr<benchmark::BenchmarkReporter> results;   // experiment rows, or the replay's
   ReplayReporter* replay = nullptr;
   try {
@@ -133,8 +136,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
       replay = reporter.get();
       results = std::move(reporter);
     } else {
-      results = std::make_unique<ExperimentReporter>(run_info(device, cli.run), targets_for(cli),
-                                                     cli.output.value_or(""), summary);
+      results = std::make_unique<ExperimentReporter>(run, info, targets_for(cli), cli.output.value_or(""), summary);
     }
   } catch (const Error& e) {
     std::cerr << "bench_ops: " << e.what() << "\n";
@@ -145,7 +147,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     std::cerr << "bench_ops: no CUDA device found; running the CPU cases on " << device.name
               << " (host-clock timing, " << cli.cpu_threads << " thread(s))\n";
   }
-  add_context(device, cli.run, build_info());
+  add_context(info);
 
   auto display = make_format_reporter(flags.format);
   std::vector<benchmark::BenchmarkReporter*> shown{display.get(), results.get()};

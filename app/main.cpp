@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include "cli.h"
-#include "opbench/device.h"
 #include "forwarding.h"
 #include "driver.h"
 
@@ -33,7 +32,5 @@ int main(int argc, char** argv) {
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
-  run_options() = cli.run;
-  trace_options() = cli.trace;
   return run_benchmarks(cli, flags);
 }

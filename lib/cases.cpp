@@ -1,33 +1,25 @@
 #include "opbench/cases.h"
 
 #include <benchmark/benchmark.h>
-
-#include "opbench/trace.h"
 #include <c10/util/Exception.h>
 
-#include <algorithm>
 #include <sstream>
+
+#include "opbench/check.h"
 
 namespace opbench {
 namespace {
 
-thread_local bool case_was_timed = false;
-thread_local std::string current_case;   // the name of the case being run
-
-std::vector<std::pair<std::string, FamilyRegistration>>& families() {
-  static std::vector<std::pair<std::string, FamilyRegistration>> list;
-  return list;
-}
-
-std::unique_ptr<Sampler> make_sampler(CacheMode cache) {
-  if (!current_device().is_gpu) return make_host_sampler();
-  if (run_options().gpu_timer == TimerKind::kGraph) return make_graph_sampler(cache);
+std::unique_ptr<Sampler> make_sampler(const DeviceInfo& device, TimerKind timer, CacheMode cache) {
+  if (!device.is_gpu) return make_host_sampler();
+  if (timer == TimerKind::kGraph) return make_graph_sampler(cache);
   return make_event_sampler(cache);
 }
 
 // Records the case's trace and reports gpu_util / mm_util (fractions of wall time) and its events.
-void add_trace_counters(benchmark::State& state, const std::function<void()>& iteration) {
-  TraceFigures t = record_trace(current_case, iteration);
+void add_trace_counters(benchmark::State& state, const TraceOptions& options, const std::string& name,
+                        const std::function<void()>& iteration) {
+  TraceFigures t = record_trace(options, name, iteration);
   state.counters["trace_gpu_events"] = t.gpu_events;
   state.counters["trace_wall_us"] = t.wall_us;
   if (t.gpu_events == 0) return;
@@ -38,22 +30,6 @@ void add_trace_counters(benchmark::State& state, const std::function<void()>& it
 }
 
 }  // namespace
-
-std::string CaseName::str() const { return family + "/" + dtype + "/" + shape + "/" + backend; }
-
-std::optional<CaseName> CaseName::parse(std::string_view text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t slash = text.find('/', start);
-    parts.emplace_back(text.substr(start, slash - start));
-    if (parts.back().empty()) return std::nullopt;
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
-  }
-  if (parts.size() != 4) return std::nullopt;
-  return CaseName{parts[0], parts[1], parts[2], parts[3]};
-}
 
 std::string dtype_name(c10::ScalarType type) {
   switch (type) {
@@ -76,39 +52,63 @@ std::string shape_name(const std::vector<int64_t>& dims) {
   return out.str();
 }
 
-RunOptions& run_options() {
-  static RunOptions options;
-  return options;
+std::string CaseInfo::name() const { return family + "/" + dtype + "/" + shape + "/" + backend; }
+
+const CaseInfo& CaseRegistry::add(CaseInfo info) {
+  std::string name = info.name();
+  auto [it, fresh] = by_name_.emplace(name, nullptr);
+  if (!fresh) throw Error("case " + name + " is registered twice");
+  it->second = std::make_unique<CaseInfo>(std::move(info));
+  order_.push_back(it->second.get());
+  return *it->second;
 }
 
-c10::Device bench_device() {
-  return current_device().is_gpu ? c10::Device(c10::DeviceType::CUDA, 0) : c10::Device(c10::kCPU);
+const CaseInfo* CaseRegistry::find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second.get();
 }
 
-void time_iterations(benchmark::State& state, const std::function<void()>& iteration,
-                     const Work& work, const TimingRequest& request) {
-  CacheMode cache = request.cache.value_or(run_options().cache);
-  auto sampler = make_sampler(cache);
-  Measurement m = measure(*sampler, iteration, run_options().rule);
-  case_was_timed = true;
-  for (auto _ : state) state.SetIterationTime(m.median);
-  set_work_counters(state, work, m.median, current_device().peaks);
-  state.counters["samples"] = static_cast<double>(m.samples.size());
-  state.counters["noise_pct"] = 100 * m.noise;
-  state.counters["median_noise_pct"] = 100 * m.median_noise;
-  state.counters["converged"] = m.converged ? 1 : 0;
-  if (!trace_options().dir.empty()) add_trace_counters(state, iteration);
+c10::Device RunContext::torch_device() const {
+  return device.is_gpu ? c10::Device(c10::DeviceType::CUDA, 0) : c10::Device(c10::kCPU);
+}
+
+void CaseContext::time(const std::function<void()>& iteration, const TimingRequest& request) {
+  time(iteration, info_.work, request);
+}
+
+void CaseContext::time(const std::function<void()>& iteration, const Work& work, const TimingRequest& request) {
+  CacheMode cache = request.cache.value_or(run_.options.cache);
+  auto sampler = make_sampler(run_.device, request.timer.value_or(run_.options.gpu_timer), cache);
+  Measurement m = measure(*sampler, iteration, run_.options.rule);
+  finished_ = true;
+  for (auto _ : state_) state_.SetIterationTime(m.median);
+  Figures figures = figures_of(work, m.median, run_.device.peaks, run_.ceilings);
+  if (info_.measures) {   // a ceiling is not a share of itself
+    run_.ceilings.record(*info_.measures, *info_.measures == CeilingKind::kGemm ? figures.tflops : figures.gbps);
+    figures.bandwidth_of_ceiling = figures.compute_of_ceiling = std::nullopt;
+  }
+  set_figure_counters(state_, work, figures);
+  state_.counters["samples"] = static_cast<double>(m.samples.size());
+  state_.counters["noise_pct"] = 100 * m.noise;
+  state_.counters["median_noise_pct"] = 100 * m.median_noise;
+  state_.counters["converged"] = m.converged ? 1 : 0;
+  if (!run_.trace.dir.empty()) add_trace_counters(state_, run_.trace, info_.name(), iteration);
   std::string label = std::string("timer=") + timer_kind_name(m.timer);
   if (m.timer != TimerKind::kHost) label += cache == CacheMode::kCold ? " cache=cold" : " cache=warm";
-  state.SetLabel(label);
+  state_.SetLabel(label);
 }
 
-void register_case(const CaseName& name, std::function<void(benchmark::State&)> body) {
-  auto run = [body = std::move(body), case_name = name.str()](benchmark::State& state) {
-    case_was_timed = false;
-    current_case = case_name;
+void CaseContext::skip_unavailable(const std::string& why) {
+  state_.SkipWithError((kUnavailablePrefix + why).c_str());
+  finished_ = true;
+}
+
+void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContext&)> body) {
+  const CaseInfo& kept = run.cases.add(std::move(info));
+  auto case_body = [body = std::move(body), &kept, &run](benchmark::State& state) {
+    CaseContext ctx(state, kept, run);
     try {
-      body(state);
+      body(ctx);
     } catch (const c10::Error& e) {
       state.SkipWithError(e.what_without_backtrace());
       return;
@@ -116,30 +116,13 @@ void register_case(const CaseName& name, std::function<void(benchmark::State&)> 
       state.SkipWithError(e.what());
       return;
     }
-    if (!case_was_timed && !state.error_occurred())
+    if (!ctx.finished() && !state.error_occurred())
       state.SkipWithError("the case neither timed its work nor said why it was skipped");
   };
-  benchmark::RegisterBenchmark(name.str().c_str(), run)
+  benchmark::RegisterBenchmark(kept.name().c_str(), case_body)
       ->Iterations(1)
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
-}
-
-void skip_unavailable(benchmark::State& state, const std::string& why) {
-  state.SkipWithError((kUnavailablePrefix + why).c_str());
-  case_was_timed = true;
-}
-
-bool add_family(const char* family, FamilyRegistration registration) {
-  families().emplace_back(family, registration);
-  return true;
-}
-
-void register_all_families(const DeviceInfo& device) {
-  // Ceiling first: the measured ceilings of the run must be known when the other cases report.
-  auto ordered = families();
-  std::stable_partition(ordered.begin(), ordered.end(), [](const auto& f) { return f.first == "Ceiling"; });
-  for (const auto& [name, registration] : ordered) registration(device);
 }
 
 }  // namespace opbench

@@ -125,18 +125,6 @@ std::optional<Target> find_target(const std::vector<TargetFile>& files, const st
   return std::nullopt;
 }
 
-std::optional<ExperimentKind> experiment_for_family(const std::string& family) {
-  static const std::map<std::string, ExperimentKind> kinds = {
-      {"LayerNorm", {"layer_norm", "memory_bandwidth(GB/s)"}},
-      {"Gemv", {"gemv", "memory_bandwidth(GB/s)"}},
-      {"GatherGemv", {"gather_gemv", "memory_bandwidth(GB/s)"}},
-      {"MLP", {"mlp_layer_norm_gelu", "flops_utilization"}},
-  };
-  auto it = kinds.find(family);
-  if (it == kinds.end()) return std::nullopt;
-  return it->second;
-}
-
 std::string torch_dtype_name(const std::string& case_dtype) {
   static const std::map<std::string, std::string> names = {
       {"bf16", "bfloat16"}, {"fp16", "float16"}, {"fp32", "float32"}, {"fp64", "float64"},

@@ -43,11 +43,6 @@ double wall_us_of(const std::function<void()>& iteration, int iterations) {
 
 }  // namespace
 
-TraceOptions& trace_options() {
-  static TraceOptions options;
-  return options;
-}
-
 std::vector<GpuInterval> gpu_intervals_of_trace(const std::string& path) {
   std::ifstream in(path);
   nlohmann::json trace = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -91,8 +86,8 @@ bool is_mm_kernel(const std::string& name) {
   return false;
 }
 
-TraceFigures record_trace(const std::string& case_name, const std::function<void()>& iteration) {
-  const TraceOptions& options = trace_options();
+TraceFigures record_trace(const TraceOptions& options, const std::string& case_name,
+                          const std::function<void()>& iteration) {
   TraceFigures figures;
   figures.wall_us = wall_us_of(iteration, options.iterations);
   std::set<prof::ActivityType> activities{prof::ActivityType::CPU};

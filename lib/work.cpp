@@ -17,27 +17,96 @@ double compute_peak_tflops(PeakKind kind, const DatasheetPeaks& peaks) {
   return 0;
 }
 
-}  // namespace
-
-Throughput throughput(const Work& work, double seconds, const std::optional<DatasheetPeaks>& peaks) {
-  Throughput t;
-  t.gbps = (work.bytes_read + work.bytes_written) / seconds / 1e9;
-  t.tflops = work.flops / seconds / 1e12;
-  if (peaks) {
-    double bandwidth_share = t.gbps / peaks->hbm_gbps;
-    double peak_tflops = compute_peak_tflops(work.compute_peak, *peaks);
-    double compute_share = peak_tflops > 0 ? t.tflops / peak_tflops : 0;
-    t.percent_of_peak = 100 * std::max(bandwidth_share, compute_share);
-  }
-  return t;
+std::optional<double> larger(std::optional<double> a, std::optional<double> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::max(*a, *b);
 }
 
-void set_work_counters(benchmark::State& state, const Work& work, double seconds,
-                       const std::optional<DatasheetPeaks>& peaks) {
-  Throughput t = throughput(work, seconds, peaks);
-  if (work.bytes_read + work.bytes_written > 0) state.counters["GB/s"] = t.gbps;
-  if (work.flops > 0) state.counters["TFLOP/s"] = t.tflops;
-  if (t.percent_of_peak) state.counters["%peak"] = *t.percent_of_peak;
+std::optional<double> percent(std::optional<double> share) {
+  if (!share) return std::nullopt;
+  return 100 * *share;
+}
+
+}  // namespace
+
+const char* ceiling_kind_name(CeilingKind kind) {
+  switch (kind) {
+    case CeilingKind::kRead: return "read";
+    case CeilingKind::kWrite: return "write";
+    case CeilingKind::kCopy: return "copy";
+    case CeilingKind::kGemm: return "gemm";
+  }
+  return "?";
+}
+
+void Ceilings::record(CeilingKind kind, double value) {
+  switch (kind) {
+    case CeilingKind::kRead: read_gbps = value; break;
+    case CeilingKind::kWrite: write_gbps = value; break;
+    case CeilingKind::kCopy: copy_gbps = value; break;
+    case CeilingKind::kGemm: gemm_tflops = value; break;
+  }
+}
+
+std::optional<double> bandwidth_bound_seconds(double bytes_read, double bytes_written, const Ceilings& c) {
+  std::optional<double> copy = c.copy_gbps;
+  if (!copy && c.read_gbps && c.write_gbps) copy = 2 / (1 / *c.read_gbps + 1 / *c.write_gbps);
+  std::optional<double> read = c.read_gbps ? c.read_gbps : copy;
+  std::optional<double> write = c.write_gbps ? c.write_gbps : copy;
+  double balanced = std::min(bytes_read, bytes_written);
+  double seconds = 0;
+  if (balanced > 0) {
+    if (!copy) return std::nullopt;
+    seconds += 2 * balanced / (*copy * 1e9);
+  }
+  if (bytes_read > balanced) {
+    if (!read) return std::nullopt;
+    seconds += (bytes_read - balanced) / (*read * 1e9);
+  }
+  if (bytes_written > balanced) {
+    if (!write) return std::nullopt;
+    seconds += (bytes_written - balanced) / (*write * 1e9);
+  }
+  if (seconds <= 0) return std::nullopt;
+  return seconds;
+}
+
+std::optional<double> Figures::percent_of_peak() const {
+  return percent(larger(bandwidth_of_peak, compute_of_peak));
+}
+
+std::optional<double> Figures::percent_of_ceiling() const {
+  return percent(larger(bandwidth_of_ceiling, compute_of_ceiling));
+}
+
+Figures figures_of(const Work& work, double seconds, const std::optional<DatasheetPeaks>& peaks,
+                   const Ceilings& ceilings) {
+  Figures f;
+  f.seconds = seconds;
+  double bytes = work.bytes_read + work.bytes_written;
+  f.gbps = bytes / seconds / 1e9;
+  f.tflops = work.flops / seconds / 1e12;
+  f.items_per_second = work.items / seconds;
+  if (peaks) {
+    if (bytes > 0) f.bandwidth_of_peak = f.gbps / peaks->hbm_gbps;
+    double peak_tflops = compute_peak_tflops(work.compute_peak, *peaks);
+    if (peak_tflops > 0 && work.flops > 0) f.compute_of_peak = f.tflops / peak_tflops;
+  }
+  if (bytes > 0)
+    if (auto bound = bandwidth_bound_seconds(work.bytes_read, work.bytes_written, ceilings))
+      f.bandwidth_of_ceiling = *bound / seconds;
+  if (work.flops > 0 && ceilings.gemm_tflops && *ceilings.gemm_tflops > 0)
+    f.compute_of_ceiling = f.tflops / *ceilings.gemm_tflops;
+  return f;
+}
+
+void set_figure_counters(benchmark::State& state, const Work& work, const Figures& f) {
+  if (work.bytes_read + work.bytes_written > 0) state.counters["GB/s"] = f.gbps;
+  if (work.flops > 0) state.counters["TFLOP/s"] = f.tflops;
+  if (work.items > 0) state.counters["items/s"] = f.items_per_second;
+  if (auto p = f.percent_of_peak()) state.counters["%peak"] = *p;
+  if (auto p = f.percent_of_ceiling()) state.counters["%ceiling"] = *p;
   state.counters["bytes"] = work.bytes_read + work.bytes_written;
   state.counters["flops"] = work.flops;
 }

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <numeric>
 
-#include "forwarding.h"
 #include "opbench/cases.h"
 #include "opbench/check.h"
 #include "opbench/gbench_compat.h"
@@ -20,17 +19,27 @@ bool is_prefix(const std::vector<std::string>& a, const std::vector<std::string>
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
-double mean_of_case_medians(const std::map<std::string, std::vector<double>>& per_case) {
+// The mean over cases of each case's median over repetitions; nullopt when any case lacks the value.
+template <typename Value>
+std::optional<double> mean_of_case_medians(const std::vector<std::vector<Figures>>& per_case, Value value) {
   double sum = 0;
-  for (const auto& [name, values] : per_case) sum += median_of(values);
+  for (const auto& repetitions : per_case) {
+    std::vector<double> values;
+    for (const auto& figures : repetitions) {
+      std::optional<double> v = value(figures);
+      if (!v) return std::nullopt;
+      values.push_back(*v);
+    }
+    sum += median_of(values);
+  }
   return sum / static_cast<double>(per_case.size());
 }
 
 }  // namespace
 
-ExperimentReporter::ExperimentReporter(RunInfo info, std::vector<TargetFile> targets,
+ExperimentReporter::ExperimentReporter(const RunContext& run, RunInfo info, std::vector<TargetFile> targets,
                                        std::string output_csv, std::ostream* summary_stream)
-    : info_(std::move(info)), targets_(std::move(targets)), output_csv_(std::move(output_csv)),
+    : run_(run), info_(std::move(info)), targets_(std::move(targets)), output_csv_(std::move(output_csv)),
       summary_stream_(summary_stream) {
   if (output_csv_.empty()) return;
   if (std::filesystem::exists(output_csv_)) {
@@ -55,58 +64,60 @@ bool ExperimentReporter::ReportContext(const Context&) { return true; }
 void ExperimentReporter::ReportRuns(const std::vector<Run>& runs) {
   for (const auto& run : runs) {
     if (run.run_type != Run::RT_Iteration) continue;
-    auto name = CaseName::parse(strip_harness_suffix(run.benchmark_name()));
-    if (!name) continue;
-    std::string family_dtype = name->family + "/" + name->dtype;
+    const CaseInfo* info = run_.cases.find(run.run_name.function_name);
+    if (!info || info->experiments.empty()) continue;
+    std::string family_dtype = info->family + "/" + info->dtype;
     // Cases run family by family: a new family/dtype means the previous experiments are complete.
     if (!last_family_dtype_.empty() && family_dtype != last_family_dtype_) write_outputs();
     last_family_dtype_ = family_dtype;
-    add_run(*name, run);
+    add_run(*info, run);
   }
 }
 
-void ExperimentReporter::add_run(const CaseName& name, const Run& run) {
-  if (ceilings_.record(name, run) || !experiment_for_family(name.family)) return;
-  bool skipped = gbench::run_skipped(run);
-  auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) {
-    return g.family == name.family && g.dtype == name.dtype && g.backend == name.backend;
-  });
-  if (it == groups_.end()) it = groups_.insert(groups_.end(), Group{name.family, name.dtype, name.backend, {}, {}, {}});
-  std::string key = name.str();
-  if (skipped) {
-    it->failed.push_back(key + ": " + gbench::skip_message(run));
-    return;
+void ExperimentReporter::add_run(const CaseInfo& info, const Run& run) {
+  for (const auto& experiment : info.experiments) {
+    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) {
+      return g.experiment.name == experiment.name && g.experiment.metric == experiment.metric &&
+             g.dtype == info.dtype && g.backend == info.backend;
+    });
+    if (it == groups_.end()) it = groups_.insert(groups_.end(), Group{experiment, info.dtype, info.backend, {}, {}});
+    if (gbench::run_skipped(run))
+      it->failed.push_back(info.name() + ": " + gbench::skip_message(run));
+    else   // manual time: the case's median, once per iteration
+      it->seconds[info.name()].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
   }
-  if (auto v = counter_value(run, "GB/s")) it->gbps[key].push_back(*v);
-  if (auto v = counter_value(run, "TFLOP/s")) it->tflops[key].push_back(*v);
 }
 
 ExperimentRow ExperimentReporter::make_row(const Group& group) const {
-  ExperimentKind kind = *experiment_for_family(group.family);
+  const Experiment& experiment = group.experiment;
   const DeviceInfo& d = info_.device;
   ExperimentRow row;
-  row.name = kind.name;
-  row.metric = kind.metric;
+  row.name = experiment.name;
+  row.metric = metric_name(experiment.metric);
   row.dtype = torch_dtype_name(group.dtype);
   row.device = d.is_gpu ? "cuda" : "cpu";
   row.arch = d.arch_name;
+  row.is_model = experiment.is_model;
   row.backend = group.backend;
   row.failed_cases = static_cast<int>(group.failed.size());
-  bool bandwidth = kind.metric == "memory_bandwidth(GB/s)";
-  const auto& per_case = bandwidth ? group.gbps : group.tflops;
-  row.cases = static_cast<int>(per_case.size());
-  if (auto t = find_target(targets_, d.name, kind.name, kind.metric, row.dtype, row.backend)) row.target = t->value;
-  if (!per_case.empty()) {
-    double mean = mean_of_case_medians(per_case);
-    if (bandwidth) {
-      row.actual = mean;
-      if (d.peaks) row.pct_of_peak = 100 * mean / d.peaks->hbm_gbps;
-      if (ceilings_.copy_gbps) row.pct_of_ceiling = 100 * mean / *ceilings_.copy_gbps;
-    } else if (d.peaks) {
-      row.actual = mean / d.peaks->bf16_dense_tflops;   // achieved FLOP/s / peak FLOP/s
-      row.pct_of_peak = 100 * *row.actual;
-      if (ceilings_.gemm_tflops) row.pct_of_ceiling = 100 * mean / *ceilings_.gemm_tflops;
+  row.cases = static_cast<int>(group.seconds.size());
+  if (auto t = find_target(targets_, d.name, row.name, row.metric, row.dtype, row.backend)) row.target = t->value;
+  if (!group.seconds.empty()) {
+    std::vector<std::vector<Figures>> per_case;
+    for (const auto& [name, seconds] : group.seconds) {
+      const Work& work = run_.cases.find(name)->work;
+      per_case.emplace_back();
+      for (double s : seconds) per_case.back().push_back(figures_of(work, s, d.peaks, run_.ceilings));
     }
+    auto shares = [&](const Figures& f) { return metric_shares(experiment.metric, f); };
+    auto percent = [](std::optional<double> share) -> std::optional<double> {
+      if (!share) return std::nullopt;
+      return 100 * *share;
+    };
+    row.actual = mean_of_case_medians(per_case, [&](const Figures& f) { return shares(f).actual; });
+    row.pct_of_peak = percent(mean_of_case_medians(per_case, [&](const Figures& f) { return shares(f).of_peak; }));
+    row.pct_of_ceiling =
+        percent(mean_of_case_medians(per_case, [&](const Figures& f) { return shares(f).of_ceiling; }));
   }
   if (row.target && row.actual) row.pct_of_target = 100 * *row.actual / *row.target;
   if (row.failed_cases > 0)
@@ -149,7 +160,7 @@ void ExperimentReporter::write_outputs() {
 
 void ExperimentReporter::Finalize() {
   write_outputs();
-  if (summary_stream_) print_summary(*summary_stream_, rows(), info_, ceilings_);
+  if (summary_stream_) print_summary(*summary_stream_, rows(), info_, run_.ceilings);
 }
 
 }  // namespace opbench

@@ -1,7 +1,10 @@
-// The experiment reporter: turns case runs into gpt-fast experiment rows (one per experiment x dtype
-// x backend, the metric averaged over the shapes), with targets for this arch, percent of target,
-// of datasheet peak and of the measured ceiling, and writes them as CSV + dashboard JSON as soon as
-// each experiment's cases are done, then prints a summary table.
+// The experiment reporter: turns case runs into experiment rows (one per experiment x dtype x backend,
+// as each case's family declared them), with targets for this arch, percent of target, of datasheet
+// peak and of the measured ceiling, and writes them as CSV + dashboard JSON as soon as each
+// experiment's cases are done, then prints a summary table. Each run is looked up in the case
+// registry by its registered name; its figures come from figures_of (opbench/work.h) on the case's
+// work and the run's manual time, so rows and counters share one formula. A row's shares of peak and
+// ceiling are those of its metric's resource (metric_shares in opbench/experiment.h).
 #pragma once
 #include <benchmark/benchmark.h>
 
@@ -10,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "forwarding.h"
 #include "opbench/cases.h"
 #include "opbench/device.h"
 #include "opbench/targets.h"
@@ -43,32 +45,33 @@ class ExperimentReporter : public benchmark::BenchmarkReporter {
  public:
   // `output_csv` empty: no files, summary only. Throws opbench::Error if an existing CSV cannot be
   // read or has a header that is not opbench's.
-  ExperimentReporter(RunInfo info, std::vector<TargetFile> targets, std::string output_csv,
-                     std::ostream* summary_stream);
+  // `run` (the registry and the ceilings) must outlive the reporter.
+  ExperimentReporter(const RunContext& run, RunInfo info, std::vector<TargetFile> targets,
+                     std::string output_csv, std::ostream* summary_stream);
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
 
   std::vector<ExperimentRow> rows() const;
-  const Ceilings& ceilings() const { return ceilings_; }
 
  private:
   struct Group {                   // one experiment x dtype x backend
-    std::string family, dtype, backend;
-    std::map<std::string, std::vector<double>> gbps, tflops;   // case name -> per-repetition values
+    Experiment experiment;
+    std::string dtype, backend;
+    std::map<std::string, std::vector<double>> seconds;   // case name -> per-repetition medians (s)
     std::vector<std::string> failed;
   };
-  void add_run(const CaseName& name, const Run& run);
+  void add_run(const CaseInfo& info, const Run& run);
   void write_outputs();
   ExperimentRow make_row(const Group& group) const;
 
+  const RunContext& run_;
   RunInfo info_;
   std::vector<TargetFile> targets_;
   std::string output_csv_;
   std::ostream* summary_stream_;
   std::vector<Group> groups_;      // in first-seen order
   std::string last_family_dtype_;
-  Ceilings ceilings_;
   std::vector<std::vector<std::string>> prior_csv_rows_;   // rows already in the file before this run
   std::vector<std::string> prior_header_;
   std::vector<std::string> prior_json_lines_;

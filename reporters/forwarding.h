@@ -1,4 +1,6 @@
 // Reporter plumbing: strip Google Benchmark's name suffixes and fan one run out to several reporters.
+// Reporters only format: figures come from the cases' counters or, for experiment rows, from the case
+// registry (opbench/cases.h) and figures_of (opbench/work.h).
 //
 // Every case is registered with Iterations(1) and UseManualTime() (the harness does its own sampling),
 // and Google Benchmark appends "/iterations:1/manual_time" to such names. CaseNameReporter clears those
@@ -11,23 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "opbench/cases.h"
 
 namespace opbench {
-
-// A run's counter, if it has one.
-std::optional<double> counter_value(const benchmark::BenchmarkReporter::Run& run, const char* name);
-
-// The measured ceilings of this run: Ceiling/*/copy (GB/s, read + write) and Ceiling/*/cublas
-// (TFLOP/s). The Ceiling family registers first, so they are known when the other cases report.
-struct Ceilings {
-  std::optional<double> copy_gbps;
-  std::optional<double> gemm_tflops;
-  // True when `name` is a Ceiling case; takes its figure unless the run was skipped.
-  bool record(const CaseName& name, const benchmark::BenchmarkReporter::Run& run);
-  // 100 * the larger of the run's GB/s / copy and TFLOP/s / GEMM; nullopt without a usable ceiling.
-  std::optional<double> percent_of(const benchmark::BenchmarkReporter::Run& run) const;
-};
 
 // Removes the suffixes Iterations(1) and UseManualTime() add to a name, wherever they stand
 // ("X/iterations:1/manual_time_mean" -> "X_mean"). Used for names printed outside a Run.
@@ -37,9 +24,7 @@ std::string strip_harness_suffix(const std::string& name);
 // harness suffix.
 std::string filter_for_registered_names(const std::string& filter);
 
-// Passes every call to the wrapped reporters, in order, with the harness suffix cleared from names
-// and a "%ceiling" counter (Ceilings::percent_of) added to each case once this run's Ceiling cases
-// have reported.
+// Passes every call to the wrapped reporters, in order, with the harness suffix cleared from names.
 // The wrapped reporters write to the streams Google Benchmark gives this one. Not owning.
 class ForwardingReporter : public benchmark::BenchmarkReporter {
  public:
@@ -51,9 +36,7 @@ class ForwardingReporter : public benchmark::BenchmarkReporter {
   int failed_runs() const { return failed_runs_; }
 
  private:
-  void annotate_ceiling(Run& run);
   std::vector<benchmark::BenchmarkReporter*> targets_;
-  Ceilings ceilings_;
   int failed_runs_ = 0;
 };
 

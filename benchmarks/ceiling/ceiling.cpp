@@ -7,10 +7,10 @@
 //                                                 cublasGemmEx called directly (common/cublas_ops.h,
 //                                                 not ATen's mm): TFLOP/s with FLOPs 2*M*N*K (the
 //                                                 compute ceiling)
-// The reporters (reporters/forwarding.cpp, experiments.cpp) join on these names: "copy" gives the
-// GB/s ceiling, "cublas" the TFLOP/s ceiling, and each other case gets %ceiling beside %peak. The
-// harness registers the Ceiling family first so the ceilings are known when the other cases report;
-// a run whose filter leaves out Ceiling/ has no %ceiling.
+// Each backend declares which ceiling it measures (Backend::measures): its figure becomes this run's
+// ceiling of that kind, and every later case gets %ceiling beside %peak (work.h: figures_of). Families
+// that measure ceilings register first, so the ceilings are known when the other cases time; a run
+// whose filter leaves out Ceiling/ has no %ceiling.
 // GPU only: a CPU "ceiling" would say nothing about the GPU figures it is meant to scale, so nothing is
 // registered on CPU.
 // Inputs: randn (never zeros: GEMM power and clocks depend on the data). Checks: the copy, exactly
@@ -23,10 +23,9 @@
 #include <ATen/ops/equal.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
-#include <benchmark/benchmark.h>
 
 #include "common/common.h"
-#include "opbench/cases.h"
+#include "opbench/family.h"
 #include "opbench/check.h"
 #include "opbench/reference.h"
 
@@ -43,11 +42,10 @@ constexpr int64_t kCopyRows = 32768, kCopyCols = 16384;   // 2^29 bf16 = 1 GiB
 constexpr int64_t kGemmM = 8192, kGemmN = 8192, kGemmK = 8192;
 constexpr int64_t kGemmSamples = 64;
 
-void run_copy(benchmark::State& state) {
-  if (!families::backend_can_run(state, "copy")) return;
+void run_copy(CaseContext& ctx) {
 #ifdef OPBENCH_HAVE_CUDA
-  auto options = at::TensorOptions().device(bench_device()).dtype(c10::kBFloat16);
-  at::Tensor src = at::randn({kCopyRows, kCopyCols}, options);
+  auto options = at::TensorOptions().device(ctx.device()).dtype(c10::kBFloat16);
+  at::Tensor src = at::randn(ctx.info().dims, options);
   at::Tensor dst = at::empty_like(src);
   const size_t bytes = static_cast<size_t>(src.numel()) * src.element_size();
   auto iteration = [&] {
@@ -61,47 +59,79 @@ void run_copy(benchmark::State& state) {
   expect_close(dst.flatten().slice(0, 0, c10::nullopt, stride),
                src.flatten().slice(0, 0, c10::nullopt, stride).to(at::kDouble), {0, 0},
                "Ceiling copy (sample)");
-
-  time_iterations(state, iteration, families::copy_work(src.numel(), c10::kBFloat16));
+  ctx.time(iteration);
+#else
+  ctx.skip_unavailable("the copy ceiling needs a CUDA build");
 #endif
 }
 
-void run_gemm(benchmark::State& state) {
-  if (!families::backend_can_run(state, "cublas")) return;
+void run_gemm(CaseContext& ctx) {
 #ifdef OPBENCH_HAVE_CUDA
-  auto options = at::TensorOptions().device(bench_device()).dtype(c10::kBFloat16);
-  at::Tensor a = at::randn({kGemmM, kGemmK}, options);
-  at::Tensor b = at::randn({kGemmK, kGemmN}, options);
-  at::Tensor c = at::empty({kGemmM, kGemmN}, options);
+  const int64_t m = ctx.info().dims[0], n = ctx.info().dims[1], k = ctx.info().dims[2];
+  auto options = at::TensorOptions().device(ctx.device()).dtype(c10::kBFloat16);
+  at::Tensor a = at::randn({m, k}, options);
+  at::Tensor b = at::randn({k, n}, options);
+  at::Tensor c = at::empty({m, n}, options);
   auto iteration = [&] {
-    kernels::cublas_gemm_bf16(a.data_ptr(), b.data_ptr(), c.data_ptr(), kGemmM, kGemmN, kGemmK,
+    kernels::cublas_gemm_bf16(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k,
                               c10::cuda::getCurrentCUDAStream().stream());
   };
 
   iteration();
-  auto long_options = at::TensorOptions().device(bench_device()).dtype(c10::kLong);
-  at::Tensor rows = at::randint(0, kGemmM, {kGemmSamples}, long_options);
-  at::Tensor cols = at::randint(0, kGemmN, {kGemmSamples}, long_options);
+  auto long_options = at::TensorOptions().device(ctx.device()).dtype(c10::kLong);
+  at::Tensor rows = at::randint(0, m, {kGemmSamples}, long_options);
+  at::Tensor cols = at::randint(0, n, {kGemmSamples}, long_options);
   at::Tensor a_rows = a.index_select(0, rows).to(at::kDouble);        // samples x K
   at::Tensor b_cols = b.index_select(1, cols).t().to(at::kDouble);    // samples x K
   at::Tensor expected = a_rows.mul(b_cols).sum(1);
-  at::Tensor actual = c.flatten().index_select(0, rows.mul(kGemmN).add(cols));
-  expect_close(actual, expected,
-               families::dot_tolerance(kGemmK, families::rms(a), families::rms(b)),
+  at::Tensor actual = c.flatten().index_select(0, rows.mul(n).add(cols));
+  expect_close(actual, expected, families::dot_tolerance(k, families::rms(a), families::rms(b)),
                "Ceiling GEMM (64 sampled elements)");
-
-  time_iterations(state, iteration, families::gemm_work(kGemmM, kGemmN, kGemmK));
+  ctx.time(iteration);
+#else
+  ctx.skip_unavailable("the GEMM ceiling needs a CUDA build");
 #endif
 }
 
-void register_ceiling(const DeviceInfo& device) {
-  if (!device.is_gpu) return;   // GPU only (see the header comment)
-  register_case(CaseName{"Ceiling", "bf16", shape_name({kCopyRows, kCopyCols}), "copy"}, run_copy);
-  register_case(CaseName{"Ceiling", "bf16", shape_name({kGemmM, kGemmN, kGemmK}), "cublas"}, run_gemm);
+void run_ceiling(CaseContext& ctx) {
+  if (ctx.info().backend == "cublas")
+    run_gemm(ctx);
+  else
+    run_copy(ctx);
+}
+
+// A stream of `dims` bf16 elements read once and written once.
+Work copy_work(c10::ScalarType dtype, const Dims& dims) {
+  Work w;
+  w.bytes_read = static_cast<double>(dims[0]) * dims[1] * c10::elementSize(dtype);
+  w.bytes_written = w.bytes_read;
+  return w;
+}
+
+// C (m x n) = A (m x k) @ B (k x n), bf16: FLOPs 2*m*n*k; A and B read once, C written once.
+Work gemm_work(c10::ScalarType, const Dims& dims) {
+  const double m = static_cast<double>(dims[0]), n = static_cast<double>(dims[1]), k = static_cast<double>(dims[2]);
+  Work w;
+  w.bytes_read = 2.0 * (m * k + k * n);
+  w.bytes_written = 2.0 * m * n;
+  w.flops = 2.0 * m * n * k;
+  return w;
 }
 
 }  // namespace
 
-OPBENCH_FAMILY(Ceiling, register_ceiling);
+OPBENCH_FAMILY(Ceiling) {
+  Family f;
+  f.name = "Ceiling";
+  f.summary = "what this GPU reaches in this run: stream bandwidth and the bf16 GEMM (the %ceiling denominators)";
+  f.dtypes = {c10::kBFloat16};
+  f.gpu_shapes = {{kCopyRows, kCopyCols}};   // GPU only: a CPU "ceiling" would scale nothing
+  f.backends = {{"copy", true, {}, CeilingKind::kCopy},
+                {"cublas", true, {}, CeilingKind::kGemm, {{kGemmM, kGemmN, kGemmK}}, gemm_work}};
+  f.peak = PeakKind::kBf16;
+  f.work = copy_work;
+  f.run = run_ceiling;
+  return f;
+}
 
 }  // namespace opbench

@@ -9,7 +9,7 @@
 //   cuda  opbench's own kernel (common/gemv_kernel.h) in gather mode: it reads idx on the device and runs the
 //         GEMV on W + idx[e] * D * D for e = 0, 1 directly, no copies (int8: fused dequantize).
 // Bytes: the two gathered matrices read once, 2*D*D*itemsize (the seed's count; x, idx and out are not
-// counted: < 0.2% at D >= 1024). FLOPs 2*2*D*D. See common/common.h.
+// counted: < 0.2% at D >= 1024). FLOPs 2*2*D*D (gather_gemv_work below).
 // Inputs: bf16 W = randn; int8 W = uniform integers in [-127, 127]; x = randn.
 // Check: against float64 W.index_select(0, idx).to(double) @ x on the same device, rtol 1.6e-2 and
 // atol 1.6e-2 * sqrt(D) * rms(W[idx]) * rms(x) (common/common.h).
@@ -20,10 +20,9 @@
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
-#include <benchmark/benchmark.h>
 
 #include "common/common.h"
-#include "opbench/cases.h"
+#include "opbench/family.h"
 #include "opbench/check.h"
 #include "opbench/reference.h"
 
@@ -36,15 +35,17 @@
 namespace opbench {
 namespace {
 
-using families::kExperts;
-using families::kSelected;
 using families::rms;
 
-void run_gather_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d,
-                     const std::string& backend) {
-  if (!families::backend_can_run(state, backend)) return;
-  auto options = at::TensorOptions().device(bench_device());
-  at::Tensor w = families::random_weights({kExperts, d, d}, dtype);
+constexpr int64_t kExperts = 8;    // W holds 8 matrices (Mixtral's experts) ...
+constexpr int64_t kSelected = 2;   // ... of which idx = [3, 5] are gathered
+
+void run_gather_gemv(CaseContext& ctx) {
+  const c10::ScalarType dtype = ctx.info().scalar_type;
+  const int64_t d = ctx.info().dims[0];
+  const std::string& backend = ctx.info().backend;
+  auto options = at::TensorOptions().device(ctx.device());
+  at::Tensor w = families::random_weights({kExperts, d, d}, dtype, ctx.device());
   at::Tensor x = at::randn({d}, options.dtype(c10::kBFloat16));
   at::Tensor idx = at::tensor(std::vector<int64_t>{3, 5}, options.dtype(c10::kLong));
   at::Tensor out = at::empty({kSelected, d}, x.options());
@@ -77,19 +78,32 @@ void run_gather_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d,
   at::Tensor expected = at::matmul(wd, xd);
   expect_close(out, expected, families::dot_tolerance(d, rms(wd), rms(xd)), "GatherGemv output");
   wd.reset();
-
-  time_iterations(state, iteration, families::gather_gemv_work(d, dtype));
+  ctx.time(iteration);
 }
 
-std::vector<std::string> gather_gemv_gpu_backends(c10::ScalarType) { return {"cuda"}; }
-
-// GPU: the seed's shapes. CPU: small ones, aten only (the cuda backend needs a CUDA device).
-void register_gather_gemv(const DeviceInfo& device) {
-  families::register_gemv_like(device, "GatherGemv", gather_gemv_gpu_backends, run_gather_gemv);
+// The kSelected gathered matrices read once: kSelected*D*D*itemsize(W) (the seed's count; x, idx and
+// out are not counted). FLOPs kSelected*2*D*D.
+Work gather_gemv_work(c10::ScalarType weight_dtype, const Dims& dims) {
+  Work w;
+  w.bytes_read = static_cast<double>(kSelected) * dims[0] * dims[0] * c10::elementSize(weight_dtype);
+  w.flops = kSelected * 2.0 * dims[0] * dims[0];
+  return w;
 }
 
 }  // namespace
 
-OPBENCH_FAMILY(GatherGemv, register_gather_gemv);
+OPBENCH_FAMILY(GatherGemv) {
+  Family f;
+  f.name = "GatherGemv";
+  f.summary = "out = W[idx].to(bf16) @ x, W 8 x D x D, idx [3, 5]: gpt-fast's gather_gemv, GB/s";
+  f.experiments = {{"gather_gemv", Metric::kMemoryBandwidth}};
+  f.dtypes = {c10::kBFloat16, c10::kChar};
+  f.gpu_shapes = families::gemv_gpu_shapes();
+  f.cpu_shapes = families::gemv_cpu_shapes();
+  f.backends = {{"aten"}, {"cuda", true}};
+  f.work = gather_gemv_work;
+  f.run = run_gather_gemv;
+  return f;
+}
 
 }  // namespace opbench

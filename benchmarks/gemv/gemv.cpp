@@ -11,7 +11,7 @@
 //   cuda    opbench's own kernel (common/gemv_kernel.h): a plain bf16 GEMV, and for int8 a fused
 //           dequantize-and-multiply that reads the int8 weights once.
 // Bytes: W read once, D*D*itemsize (the seed's count; x and y are not counted: < 0.4% at D >= 1024).
-// FLOPs 2*D*D. See common/common.h.
+// FLOPs 2*D*D (gemv_work below).
 // Inputs: bf16 W = randn; int8 W = uniform integers in [-127, 127] (the seed truncates randn to int8,
 // mostly values in [-3, 3]; the bytes moved are the same); x = randn.
 // Check: against float64 W.to(double) @ x on the same device (int8: the dequantized weights, which bf16
@@ -19,10 +19,9 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randn.h>
-#include <benchmark/benchmark.h>
 
 #include "common/common.h"
-#include "opbench/cases.h"
+#include "opbench/family.h"
 #include "opbench/check.h"
 #include "opbench/reference.h"
 
@@ -39,10 +38,12 @@ namespace {
 using families::dot_tolerance;
 using families::rms;
 
-void run_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d, const std::string& backend) {
-  if (!families::backend_can_run(state, backend)) return;
-  at::Tensor w = families::random_weights({d, d}, dtype);
-  at::Tensor x = at::randn({d}, at::TensorOptions().device(bench_device()).dtype(c10::kBFloat16));
+void run_gemv(CaseContext& ctx) {
+  const c10::ScalarType dtype = ctx.info().scalar_type;
+  const int64_t d = ctx.info().dims[0];
+  const std::string& backend = ctx.info().backend;
+  at::Tensor w = families::random_weights({d, d}, dtype, ctx.device());
+  at::Tensor x = at::randn({d}, at::TensorOptions().device(ctx.device()).dtype(c10::kBFloat16));
   at::Tensor y = at::empty({d}, x.options());
 
   std::function<void()> iteration;
@@ -51,7 +52,6 @@ void run_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d, const s
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (backend == "cublas") {
-    if (dtype != c10::kBFloat16) throw Error("Gemv: the cublas backend takes bf16 weights only");
     iteration = [&] {
       kernels::cublas_gemv_bf16(w.data_ptr(), d, d, d, x.data_ptr(), y.data_ptr(),
                                 c10::cuda::getCurrentCUDAStream().stream());
@@ -73,23 +73,33 @@ void run_gemv(benchmark::State& state, c10::ScalarType dtype, int64_t d, const s
   at::Tensor expected = at::matmul(wd, xd);
   expect_close(y, expected, dot_tolerance(d, rms(wd), rms(xd)), "Gemv output");
   wd.reset();
-
-  time_iterations(state, iteration, families::gemv_work(d, dtype));
+  ctx.time(iteration);
 }
 
-std::vector<std::string> gemv_gpu_backends(c10::ScalarType dtype) {
-  if (dtype == c10::kBFloat16) return {"cublas", "cuda"};
-  return {"cuda"};
-}
-
-// GPU: the seed's shapes. CPU: small ones so CI runs the aten backend end to end in seconds; the
-// cublas and cuda backends are registered only where they can run (a CUDA device).
-void register_gemv(const DeviceInfo& device) {
-  families::register_gemv_like(device, "Gemv", gemv_gpu_backends, run_gemv);
+// W read once: D*D*itemsize(W) (the seed's count; x and y, 2*D bytes each, are not: < 0.4% at
+// D >= 1024). FLOPs 2*D*D, held against no compute peak (1 FLOP per byte at bf16, far below any
+// GPU's ridge point).
+Work gemv_work(c10::ScalarType weight_dtype, const Dims& dims) {
+  Work w;
+  w.bytes_read = static_cast<double>(dims[0]) * dims[0] * c10::elementSize(weight_dtype);
+  w.flops = 2.0 * dims[0] * dims[0];
+  return w;
 }
 
 }  // namespace
 
-OPBENCH_FAMILY(Gemv, register_gemv);
+OPBENCH_FAMILY(Gemv) {
+  Family f;
+  f.name = "Gemv";
+  f.summary = "y = W.to(bf16) @ x, W D x D bf16 or int8: gpt-fast's gemv, GB/s of W";
+  f.experiments = {{"gemv", Metric::kMemoryBandwidth}};
+  f.dtypes = {c10::kBFloat16, c10::kChar};
+  f.gpu_shapes = families::gemv_gpu_shapes();
+  f.cpu_shapes = families::gemv_cpu_shapes();
+  f.backends = {{"aten"}, {"cublas", true, {c10::kBFloat16}}, {"cuda", true}};
+  f.work = gemv_work;
+  f.run = run_gemv;
+  return f;
+}
 
 }  // namespace opbench

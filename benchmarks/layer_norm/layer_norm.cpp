@@ -10,7 +10,7 @@
 #include <ATen/ops/randn.h>
 #include <benchmark/benchmark.h>
 
-#include "opbench/cases.h"
+#include "opbench/family.h"
 #include "opbench/reference.h"
 
 namespace opbench {
@@ -18,49 +18,44 @@ namespace {
 
 constexpr double kEps = 1e-5;
 
-struct LayerNormShape {
-  int64_t batch;
-  int64_t dim;
-};
-
-void run_layer_norm(benchmark::State& state, c10::ScalarType dtype, LayerNormShape shape) {
-  auto options = at::TensorOptions().dtype(dtype).device(bench_device());
-  at::Tensor x = at::randn({shape.batch, shape.dim}, options);
-  at::Tensor weight = at::randn({shape.dim}, options);
-  at::Tensor bias = at::randn({shape.dim}, options);
+void run_layer_norm(CaseContext& ctx) {
+  const CaseInfo& c = ctx.info();
+  int64_t batch = c.dims[0], dim = c.dims[1];
+  auto options = at::TensorOptions().dtype(c.scalar_type).device(ctx.device());
+  at::Tensor x = at::randn({batch, dim}, options);
+  at::Tensor weight = at::randn({dim}, options);
+  at::Tensor bias = at::randn({dim}, options);
   at::Tensor y;
-  auto iteration = [&] { y = at::layer_norm(x, {shape.dim}, weight, bias, kEps); };
+  auto iteration = [&] { y = at::layer_norm(x, {dim}, weight, bias, kEps); };
 
   iteration();
-  at::Tensor expected = at::layer_norm(x.to(at::kDouble), {shape.dim}, weight.to(at::kDouble),
+  at::Tensor expected = at::layer_norm(x.to(at::kDouble), {dim}, weight.to(at::kDouble),
                                        bias.to(at::kDouble), kEps);
-  expect_close(y, expected, tolerance_for(dtype), "LayerNorm output");
-
-  Work work;
-  double bytes = static_cast<double>(shape.batch * shape.dim) * c10::elementSize(dtype);
-  work.bytes_read = bytes;
-  work.bytes_written = bytes;
-  work.compute_peak = PeakKind::kBandwidth;
-  time_iterations(state, iteration, work);
+  expect_close(y, expected, tolerance_for(c.scalar_type), "LayerNorm output");
+  ctx.time(iteration);
 }
 
-void register_layer_norm(const DeviceInfo& device) {
-  // GPU: the seed's shapes. CPU: small ones so CI runs the family end to end in seconds.
-  std::vector<LayerNormShape> shapes;
-  if (device.is_gpu)
-    shapes = {{4096, 1024}, {4096, 4096}, {4096, 8192}, {4096, 16384}};
-  else
-    shapes = {{64, 256}, {64, 1024}};
-  for (auto dtype : {c10::kBFloat16, c10::kHalf, c10::kFloat}) {
-    for (auto shape : shapes) {
-      CaseName name{"LayerNorm", dtype_name(dtype), shape_name({shape.batch, shape.dim}), "aten"};
-      register_case(name, [=](benchmark::State& state) { run_layer_norm(state, dtype, shape); });
-    }
-  }
+Work layer_norm_work(c10::ScalarType dtype, const Dims& dims) {
+  Work work;
+  work.bytes_read = static_cast<double>(dims[0] * dims[1]) * c10::elementSize(dtype);
+  work.bytes_written = work.bytes_read;
+  return work;
 }
 
 }  // namespace
 
-OPBENCH_FAMILY(LayerNorm, register_layer_norm);
+OPBENCH_FAMILY(LayerNorm) {
+  Family f;
+  f.name = "LayerNorm";
+  f.summary = "y = layer_norm(x) over the last dim of x (BS x D): gpt-fast's layer_norm, GB/s";
+  f.experiments = {{"layer_norm", Metric::kMemoryBandwidth}};
+  f.dtypes = {c10::kBFloat16, c10::kHalf, c10::kFloat};
+  f.gpu_shapes = {{4096, 1024}, {4096, 4096}, {4096, 8192}, {4096, 16384}};   // gpt-fast's shapes
+  f.cpu_shapes = {{64, 256}, {64, 1024}};
+  f.backends = {{"aten"}};
+  f.work = layer_norm_work;
+  f.run = run_layer_norm;
+  return f;
+}
 
 }  // namespace opbench

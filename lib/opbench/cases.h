@@ -1,19 +1,24 @@
-// How op x shape x dtype x backend cases are named, registered and timed.
+// How op x shape x dtype x backend cases are named, registered, kept and timed.
 // Names are `Family/dtype/shape/backend` (e.g. `LayerNorm/bf16/4096x8192/aten`): stable keys that
 // compare and gate match on, with the family first so `--benchmark_filter=LayerNorm/.*` picks one.
+// Every registered case keeps its CaseInfo in the run's CaseRegistry; reporters look cases up there
+// by name and never parse one. Families describe their cases through opbench/family.h.
 #pragma once
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "opbench/device.h"
+#include "opbench/experiment.h"
 #include "opbench/timer.h"
+#include "opbench/trace.h"
 #include "opbench/work.h"
 
 namespace benchmark {
@@ -22,55 +27,96 @@ class State;
 
 namespace opbench {
 
-struct CaseName {
-  std::string family, dtype, shape, backend;
-  std::string str() const;
-  // nullopt unless the text has exactly four non-empty '/'-separated parts.
-  static std::optional<CaseName> parse(std::string_view text);
-};
-
-std::string dtype_name(c10::ScalarType type);          // bf16 fp16 fp32 fp64 int8 ...
+std::string dtype_name(c10::ScalarType type);               // bf16 fp16 fp32 fp64 int8 ...
 std::string shape_name(const std::vector<int64_t>& dims);   // {4096, 8192} -> "4096x8192"
 
-// Run-wide settings from the command line (see bench_ops --help).
+// Run-wide measurement settings from the command line (see bench_ops --help).
 struct RunOptions {
   CacheMode cache = CacheMode::kCold;
   TimerKind gpu_timer = TimerKind::kEvents;   // kEvents or kGraph
   StoppingRule rule;
 };
-RunOptions& run_options();
 
-// The device cases allocate on: CUDA device 0 when current_device().is_gpu, else CPU.
-c10::Device bench_device();
+// What one case is, kept for the whole run after registration.
+struct CaseInfo {
+  std::string family;    // first name element: "LayerNorm" (replay: "Replay/<model>")
+  std::string dtype;     // second: "bf16" (replay: the operator)
+  std::string shape;     // third: "4096x8192" (replay: the input index)
+  std::string backend;   // last: "aten", "cuda", ...
+  c10::ScalarType scalar_type = c10::ScalarType::Undefined;
+  std::vector<int64_t> dims;
+  Work work;                              // per iteration
+  std::vector<Experiment> experiments;    // the rows this case feeds (none for ceilings and replay)
+  std::optional<CeilingKind> measures;    // a Ceiling case: its figure becomes this run's ceiling
+  std::string name() const;               // Family/dtype/shape/backend
+};
+
+// The registered cases by name, in registration order. Addresses are stable.
+class CaseRegistry {
+ public:
+  // Throws opbench::Error when a case of the same name is already registered.
+  const CaseInfo& add(CaseInfo info);
+  const CaseInfo* find(const std::string& name) const;
+  const std::vector<const CaseInfo*>& all() const { return order_; }
+
+ private:
+  std::map<std::string, std::unique_ptr<CaseInfo>> by_name_;
+  std::vector<const CaseInfo*> order_;
+};
+
+// One bench_ops run: the device, the options, the cases and the ceilings measured so far. Created by
+// the driver (or a test) and passed to whatever registers or runs cases; it outlives the run.
+struct RunContext {
+  explicit RunContext(const DeviceInfo& device_info, RunOptions run_options = {}, TraceOptions trace_options = {})
+      : device(device_info), options(run_options), trace(trace_options) {}
+  const DeviceInfo& device;
+  RunOptions options;
+  TraceOptions trace;
+  CaseRegistry cases;
+  Ceilings ceilings;            // filled by the Ceiling cases as they run (they run first)
+  c10::Device torch_device() const;   // CUDA device 0 on a GPU, else the CPU
+};
 
 // What a case may ask of the timer beyond the run-wide options.
 struct TimingRequest {
   std::optional<CacheMode> cache;   // e.g. a case that is about warm-cache behaviour
+  std::optional<TimerKind> timer;   // e.g. replay's graph backend
 };
 
-// Times `iteration` with the sampler for this device and run options, hands the median to Google
-// Benchmark as manual time and sets the counters: the work's throughput (work.h), "samples",
-// "noise_pct" (sample spread), "median_noise_pct" (the stopping rule's), "converged" (0/1), and a label "timer=<kind> cache=<cold|warm>".
-// REQUIRES: called once per case body, outside the `for (auto _ : state)` loop (it runs that loop).
-void time_iterations(benchmark::State& state, const std::function<void()>& iteration,
-                     const Work& work, const TimingRequest& request = {});
-
-// Registers one case. The body builds inputs, checks the result, then calls time_iterations; any
-// exception it throws becomes SkipWithError with the exception's message, and the sweep goes on.
-void register_case(const CaseName& name, std::function<void(benchmark::State&)> body);
-
-// Skips a case whose backend cannot run here (no CUDA device, no cuBLAS): the message starts with
-// kUnavailablePrefix, and such skips do not make bench_ops exit non-zero; other skips do.
+// Cases whose backend cannot run here are skipped with a message starting with kUnavailablePrefix;
+// such skips do not make bench_ops exit non-zero, other skips do.
 inline constexpr const char* kUnavailablePrefix = "unavailable: ";
-void skip_unavailable(benchmark::State& state, const std::string& why);
 
-// Families register their cases from a function that sees the device (shapes differ on CPU and GPU).
-using FamilyRegistration = void (*)(const DeviceInfo& device);
-bool add_family(const char* family, FamilyRegistration registration);
-void register_all_families(const DeviceInfo& device);
+// What a case body gets: its info, the device, and the timer.
+class CaseContext {
+ public:
+  CaseContext(benchmark::State& state, const CaseInfo& info, RunContext& run)
+      : state_(state), info_(info), run_(run) {}
+  const CaseInfo& info() const { return info_; }
+  c10::Device device() const { return run_.torch_device(); }
+  const RunOptions& options() const { return run_.options; }
+  benchmark::State& state() { return state_; }
+
+  // Times `iteration` under the stopping rule, hands the median to Google Benchmark as manual time and
+  // sets the counters: figures_of(work) (work.h), "samples", "noise_pct" (sample spread),
+  // "median_noise_pct" (the stopping rule's), "converged" (0/1), and a label
+  // "timer=<kind> cache=<cold|warm>". A Ceiling case records its figure in the run's ceilings.
+  // REQUIRES: called once per case body (it runs Google Benchmark's loop). `work` defaults to info().work.
+  void time(const std::function<void()>& iteration, const TimingRequest& request = {});
+  void time(const std::function<void()>& iteration, const Work& work, const TimingRequest& request = {});
+  void skip_unavailable(const std::string& why);
+  bool finished() const { return finished_; }
+
+ private:
+  benchmark::State& state_;
+  const CaseInfo& info_;
+  RunContext& run_;
+  bool finished_ = false;
+};
+
+// Adds `info` to run.cases and registers it with Google Benchmark; the body builds inputs, checks the
+// result, then calls ctx.time. Any exception it throws becomes SkipWithError with the exception's
+// message, and the sweep goes on. Throws opbench::Error on a duplicate name.
+void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContext&)> body);
 
 }  // namespace opbench
-
-// At namespace scope in a family's file: OPBENCH_FAMILY(LayerNorm, register_layer_norm);
-#define OPBENCH_FAMILY(family, fn) \
-  static const bool opbench_family_##family##_registered = ::opbench::add_family(#family, fn)

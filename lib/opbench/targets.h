@@ -1,5 +1,5 @@
-// Targets per GPU arch (targets/*.json) and the experiment aggregation: cases group into experiments
-// (gpt-fast's names) per dtype and backend, with the metric averaged over the shapes.
+// Targets per GPU arch (targets/*.json): the number an experiment row (opbench/experiment.h) should
+// reach on a device, per experiment, metric, dtype and backend.
 //
 // A targets file:
 //   {"devices": ["NVIDIA H200"],                 exact device names (cudaGetDeviceProperties)
@@ -35,14 +35,6 @@ std::vector<TargetFile> load_targets(const std::string& file_or_dir);
 std::optional<Target> find_target(const std::vector<TargetFile>& files, const std::string& device_name,
                                   const std::string& experiment, const std::string& metric,
                                   const std::string& dtype, const std::string& backend);
-
-// How a family becomes an experiment: gpt-fast's name and metric. nullopt for families that are not
-// experiments (e.g. Ceiling, whose rows feed percent-of-ceiling instead).
-struct ExperimentKind {
-  std::string name;     // "layer_norm"
-  std::string metric;   // "memory_bandwidth(GB/s)" or "flops_utilization"
-};
-std::optional<ExperimentKind> experiment_for_family(const std::string& family);
 
 // Case dtype names (bf16) as the seed's CSV writes them (bfloat16, from str(torch.bfloat16)).
 std::string torch_dtype_name(const std::string& case_dtype);

@@ -17,7 +17,6 @@ struct TraceOptions {
   std::string dir;                 // empty: tracing off
   int iterations = 20;
 };
-TraceOptions& trace_options();
 
 // A GPU activity: its start and duration in microseconds (the trace's ts and dur), and its name.
 struct GpuInterval {
@@ -40,8 +39,9 @@ struct TraceFigures {
   int gpu_events = 0;
 };
 
-// REQUIRES: trace_options().dir is set. Records and saves the trace of `iterations` runs of
+// REQUIRES: options.dir is set. Records and saves the trace of `options.iterations` runs of
 // `iteration`; throws opbench::Error if the trace cannot be written.
-TraceFigures record_trace(const std::string& case_name, const std::function<void()>& iteration);
+TraceFigures record_trace(const TraceOptions& options, const std::string& case_name,
+                          const std::function<void()>& iteration);
 
 }  // namespace opbench

@@ -28,18 +28,6 @@ struct CaseSetup {
   std::int64_t weight = 1;
 };
 
-// Forces the GPU timer for one case body and restores the run-wide one after it.
-class TimerOverride {
- public:
-  explicit TimerOverride(TimerKind kind) : saved_(run_options().gpu_timer) { run_options().gpu_timer = kind; }
-  ~TimerOverride() { run_options().gpu_timer = saved_; }
-  TimerOverride(const TimerOverride&) = delete;
-  TimerOverride& operator=(const TimerOverride&) = delete;
-
- private:
-  TimerKind saved_;
-};
-
 // FNV-1a: the same inputs for a case whatever else runs (both backends of an input share them).
 std::uint64_t case_seed(const std::string& model, const std::string& op, int input) {
   std::uint64_t hash = 1469598103934665603ull;
@@ -60,32 +48,33 @@ Work replay_work(const torch::jit::Stack& inputs, const torch::jit::Stack& outpu
   return work;
 }
 
-void run_eager(benchmark::State& state, const CaseSetup& setup) {
+void run_eager(CaseContext& ctx, const CaseSetup& setup) {
   torch::jit::Stack inputs = build_stack(*setup.plan, setup.options, setup.seed);
   torch::jit::Stack outputs = call(*setup.plan, inputs);
   Work work = replay_work(inputs, outputs);
-  state.counters["weight"] = static_cast<double>(setup.weight);
-  TimerOverride timer(TimerKind::kEvents);
-  time_iterations(state, [&] { outputs = call(*setup.plan, inputs); }, work);
+  ctx.state().counters["weight"] = static_cast<double>(setup.weight);
+  TimingRequest request;
+  request.timer = TimerKind::kEvents;
+  ctx.time([&] { outputs = call(*setup.plan, inputs); }, work, request);
 }
 
-std::string graph_label() {
-  return std::string("timer=graph cache=") + (run_options().cache == CacheMode::kCold ? "cold" : "warm");
+std::string graph_label(const RunOptions& options) {
+  return std::string("timer=graph cache=") + (options.cache == CacheMode::kCold ? "cold" : "warm");
 }
 
 // Checks the captured call against eager on copies of the same inputs, then times graph replays.
-void run_graph(benchmark::State& state, const CaseSetup& setup) {
+void run_graph(CaseContext& ctx, const CaseSetup& setup) {
   torch::jit::Stack inputs = build_stack(*setup.plan, setup.options, setup.seed);
   torch::jit::Stack expected = call(*setup.plan, clone_stack(inputs));
   detail::GraphRun graph;
   try {
     graph = detail::call_in_graph(*setup.plan, clone_stack(inputs));
   } catch (const detail::NotCapturable& e) {
-    skip_unavailable(state, std::string("not capturable in a CUDA graph: ") + e.what());
+    ctx.skip_unavailable(std::string("not capturable in a CUDA graph: ") + e.what());
     return;
   }
   if (graph.nodes == 0) {   // a view: timing an empty graph would report the batch size as speedup
-    skip_unavailable(state, "launches no GPU work (a view or metadata-only op): nothing to replay");
+    ctx.skip_unavailable("launches no GPU work (a view or metadata-only op): nothing to replay");
     return;
   }
   torch::jit::Stack replayed = std::move(graph.outputs);
@@ -93,19 +82,18 @@ void run_graph(benchmark::State& state, const CaseSetup& setup) {
   Work work = replay_work(inputs, replayed);
   expected.clear();
   replayed.clear();
-  state.counters["weight"] = static_cast<double>(setup.weight);
-  state.counters["accuracy_ok"] = mismatch.empty() ? 1 : 0;
+  ctx.state().counters["weight"] = static_cast<double>(setup.weight);
+  ctx.state().counters["accuracy_ok"] = mismatch.empty() ? 1 : 0;
   torch::jit::Stack outputs;
-  {
-    TimerOverride timer(TimerKind::kGraph);
-    time_iterations(state, [&] { outputs = call(*setup.plan, inputs); }, work);
-  }
-  if (!mismatch.empty()) state.SetLabel(graph_label() + " mismatch: " + mismatch);
+  TimingRequest request;
+  request.timer = TimerKind::kGraph;
+  ctx.time([&] { outputs = call(*setup.plan, inputs); }, work, request);
+  if (!mismatch.empty()) ctx.state().SetLabel(graph_label(ctx.options()) + " mismatch: " + mismatch);
 }
 
-ReplayOptions replay_options(const OplogOptions& options) {
+ReplayOptions replay_options(const OplogOptions& options, c10::Device device) {
   ReplayOptions out;
-  out.device = bench_device();
+  out.device = device;
   if (options.dtype) out.dtype = dtype_option(*options.dtype);
   out.channels_last = options.channels_last;
   return out;
@@ -140,7 +128,7 @@ std::vector<oplog::OpLog> load_logs(const std::string& path, ReplayPlan& plan) {
   return logs;
 }
 
-void register_input(ReplayPlan& plan, const std::string& model, const oplog::OpEntry& entry, int index,
+void register_input(RunContext& run, ReplayPlan& plan, const std::string& model, const oplog::OpEntry& entry, int index,
                     CallPlan call_plan, const ReplayOptions& options) {
   const oplog::OpInput& input = entry.inputs[index];
   CaseSetup setup{std::make_shared<const CallPlan>(std::move(call_plan)), options,
@@ -148,17 +136,21 @@ void register_input(ReplayPlan& plan, const std::string& model, const oplog::OpE
   for (const auto& backend : plan.backends) {
     ReplayCase replay_case{case_name(model, entry.qualified(), index, backend), model, entry.qualified(),
                            index, backend, input.count};
-    // CaseName joins its four parts with '/': "Replay/<model>" + op + input + backend.
-    CaseName name{"Replay/" + model, entry.qualified(), std::to_string(index), backend};
+    // The name's four parts: "Replay/<model>", the operator, the input index, the backend.
+    CaseInfo info;
+    info.family = "Replay/" + model;
+    info.dtype = entry.qualified();
+    info.shape = std::to_string(index);
+    info.backend = backend;
     if (backend == kEager)
-      register_case(name, [setup](benchmark::State& state) { run_eager(state, setup); });
+      register_case(run, std::move(info), [setup](CaseContext& ctx) { run_eager(ctx, setup); });
     else
-      register_case(name, [setup](benchmark::State& state) { run_graph(state, setup); });
+      register_case(run, std::move(info), [setup](CaseContext& ctx) { run_graph(ctx, setup); });
     plan.cases.push_back(std::move(replay_case));
   }
 }
 
-void register_operator(ReplayPlan& plan, const std::string& model, const oplog::OpEntry& entry,
+void register_operator(RunContext& run, ReplayPlan& plan, const std::string& model, const oplog::OpEntry& entry,
                        const ReplayOptions& options, int max_inputs) {
   int recorded = static_cast<int>(entry.inputs.size());
   int selected = max_inputs > 0 ? std::min(recorded, max_inputs) : recorded;
@@ -172,7 +164,7 @@ void register_operator(ReplayPlan& plan, const std::string& model, const oplog::
   for (int i = 0; i < selected; ++i) {
     auto call_plan = plan_call(*op, entry, entry.inputs[i], options, &why);
     if (call_plan)
-      register_input(plan, model, entry, i, std::move(*call_plan), options);
+      register_input(run, plan, model, entry, i, std::move(*call_plan), options);
     else
       plan.not_run.push_back({model, entry.qualified(), i, 1, entry.inputs[i].line, why});
   }
@@ -186,12 +178,12 @@ std::vector<std::string> replay_backends(const DeviceInfo& device) {
   return backends;
 }
 
-ReplayPlan register_replay(const OplogOptions& options, const DeviceInfo& device) {
+ReplayPlan register_replay(RunContext& run, const OplogOptions& options) {
   ReplayPlan plan;
-  plan.backends = replay_backends(device);
-  ReplayOptions replay = replay_options(options);
+  plan.backends = replay_backends(run.device);
+  ReplayOptions replay = replay_options(options, run.torch_device());
   for (const auto& log : load_logs(options.path, plan))
-    for (const auto& entry : log.ops) register_operator(plan, log.model, entry, replay, options.max_inputs);
+    for (const auto& entry : log.ops) register_operator(run, plan, log.model, entry, replay, options.max_inputs);
   return plan;
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "opbench/cases.h"
 #include "opbench/device.h"
 #include "replay/plan.h"
 
@@ -25,7 +26,7 @@ namespace opbench::replay {
 // registers the runnable ones (eager everywhere, graph too on a CUDA device) and returns what was
 // registered and what was not, with the reasons. Parse warnings go to stderr.
 // Throws opbench::Error when the path cannot be read or holds no operator at all.
-ReplayPlan register_replay(const OplogOptions& options, const DeviceInfo& device);
+ReplayPlan register_replay(RunContext& run, const OplogOptions& options);
 
 // The case bodies' timing and check (see register.cpp): the backends this build can run here.
 std::vector<std::string> replay_backends(const DeviceInfo& device);

@@ -1,8 +1,9 @@
-// The GEMV-like families (Gemv, GatherGemv, MLP, Ceiling): their work accounting and tolerance rules,
+// The GEMV-like families (Gemv, GatherGemv, MLP, Ceiling): the shared dot-product tolerance rule,
 // every registered case of this device end to end through Google Benchmark (on CPU: the small aten
 // cases; on a GPU: the D = 1024 cases of every backend and the ceilings), and opbench's own kernels and
 // cuBLAS calls against float64 on the GPU. GPU tests skip cleanly without a CUDA device.
-// Needs the family sources (and, in CUDA builds, benchmarks/kernels/*.cu and cuBLAS) linked in.
+// Needs the family sources (and, in CUDA builds, their kernels and cuBLAS) linked in. Each family's own
+// work formula is tested in its folder (benchmarks/<family>/*_test.cpp).
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
@@ -13,8 +14,7 @@
 #include <vector>
 
 #include "common/common.h"
-#include "forwarding.h"
-#include "opbench/cases.h"
+#include "opbench/family.h"
 #include "opbench/check.h"
 #include "opbench/device.h"
 #include "opbench/gbench_compat.h"
@@ -32,59 +32,11 @@ namespace {
 
 using namespace families;
 
-TEST(FamilyWork, GemvCountsTheSeedsWeightBytes) {
-  Work bf16 = gemv_work(4096, c10::kBFloat16);
-  EXPECT_DOUBLE_EQ(bf16.bytes_read, 4096.0 * 4096 * 2);
-  EXPECT_DOUBLE_EQ(bf16.bytes_written, 0);
-  EXPECT_DOUBLE_EQ(bf16.flops, 2.0 * 4096 * 4096);
-  EXPECT_EQ(bf16.compute_peak, PeakKind::kBandwidth);
-  Work int8 = gemv_work(16384, c10::kChar);
-  EXPECT_DOUBLE_EQ(int8.bytes_read, 16384.0 * 16384);
-  EXPECT_DOUBLE_EQ(int8.flops, 2.0 * 16384 * 16384);
-}
-
-TEST(FamilyWork, GatherGemvCountsTheTwoGatheredMatrices) {
-  Work bf16 = gather_gemv_work(1024, c10::kBFloat16);
-  EXPECT_DOUBLE_EQ(bf16.bytes_read, 2.0 * 1024 * 1024 * 2);
-  EXPECT_DOUBLE_EQ(bf16.flops, 2.0 * 2 * 1024 * 1024);
-  Work int8 = gather_gemv_work(8192, c10::kChar);
-  EXPECT_DOUBLE_EQ(int8.bytes_read, 2.0 * 8192 * 8192);
-  EXPECT_DOUBLE_EQ(int8.bytes_written, 0);
-}
-
-TEST(FamilyWork, MlpCountsEveryParameterAndTheTwoMatmuls) {
-  const double d = 4096, h = 14336;
-  Work w = mlp_work(4096, kMlpHidden);
-  // W1 + b1 + LN1 (weight, bias) + W2 + b2 + LN2, all bf16.
-  EXPECT_DOUBLE_EQ(w.bytes_read, 2 * (d * h + h + 2 * h + h * d + d + 2 * d));
-  EXPECT_DOUBLE_EQ(w.flops, 2 * d * h + 2 * h * d);
-  EXPECT_EQ(w.compute_peak, PeakKind::kBf16);
-  // 1 FLOP per weight byte: at H100 SXM's 3350 GB/s that is 0.34% of its 989 TFLOP/s.
-  DatasheetPeaks h100{"H100 SXM", 989, 67, 1979, 3350};
-  double seconds = w.bytes_read / 3350e9;
-  Throughput t = throughput(w, seconds, h100);
-  EXPECT_NEAR(t.tflops / h100.bf16_dense_tflops, 0.0034, 0.0001);
-  EXPECT_NEAR(*t.percent_of_peak, 100, 1e-9);   // the roofline maximum: the bandwidth share
-}
-
-TEST(FamilyWork, CeilingsCountCopyReadPlusWriteAndGemmFlops) {
-  Work copy = copy_work(int64_t{1} << 29, c10::kBFloat16);
-  EXPECT_DOUBLE_EQ(copy.bytes_read, double(int64_t{1} << 30));
-  EXPECT_DOUBLE_EQ(copy.bytes_written, double(int64_t{1} << 30));
-  EXPECT_DOUBLE_EQ(copy.flops, 0);
-  Work gemm = gemm_work(8192, 8192, 8192);
-  EXPECT_DOUBLE_EQ(gemm.flops, 2.0 * 8192 * 8192 * 8192);
-  EXPECT_DOUBLE_EQ(gemm.bytes_read, 2.0 * 2 * 8192 * 8192);
-  EXPECT_DOUBLE_EQ(gemm.bytes_written, 2.0 * 8192 * 8192);
-  EXPECT_EQ(gemm.compute_peak, PeakKind::kBf16);
-}
-
 TEST(FamilyTolerance, DotToleranceScalesWithSqrtKAndTheInputs) {
   Tolerance t = dot_tolerance(1024, 1.0, 1.0);
   EXPECT_DOUBLE_EQ(t.rtol, 1.6e-2);
   EXPECT_DOUBLE_EQ(t.atol, 1.6e-2 * 32);
   EXPECT_DOUBLE_EQ(dot_tolerance(4096, 2.0, 3.0).atol, 1.6e-2 * 64 * 6);
-  EXPECT_DOUBLE_EQ(mlp_tolerance(1.5).atol, 1.5 / 32);
 }
 
 // The rule passes an fp32-accumulated bf16 GEMV and fails one that keeps a bf16 running sum.
@@ -122,54 +74,37 @@ double counter(const benchmark::BenchmarkReporter::Run& run, const char* name) {
   return it == run.counters.end() ? -1 : static_cast<double>(it->second);
 }
 
-// Bytes and FLOPs a case should report, from its name (the families' own formulas).
-Work expected_work(const CaseName& name) {
-  auto dtype = name.dtype == "int8" ? c10::kChar : c10::kBFloat16;
-  if (name.family == "Gemv") return gemv_work(std::stoll(name.shape), dtype);
-  if (name.family == "GatherGemv") return gather_gemv_work(std::stoll(name.shape), dtype);
-  if (name.family == "MLP") {
-    auto x = name.shape.find('x');
-    if (x == std::string::npos) return mlp_work(std::stoll(name.shape), kMlpHidden);
-    return mlp_work(std::stoll(name.shape.substr(0, x)), std::stoll(name.shape.substr(x + 1)));
-  }
-  if (name.backend == "copy") {
-    auto x = name.shape.find('x');
-    return copy_work(std::stoll(name.shape.substr(0, x)) * std::stoll(name.shape.substr(x + 1)),
-                     c10::kBFloat16);
-  }
-  return gemm_work(8192, 8192, 8192);
-}
-
+// Runs the registered cases through Google Benchmark as bench_ops does: each passes its reference check
+// and reports the bytes and FLOPs its family declared (the registry's CaseInfo).
 TEST(FamilyCases, EveryCaseOfThisDevicePassesItsCheckAndCountsItsWork) {
   const DeviceInfo& device = current_device();
+  RunOptions options;
+  options.rule.max_seconds = 0.05;
+  options.rule.min_samples = 3;
+  static RunContext run(device, options);   // outlives the registered benchmarks
   static bool registered = [&] {
-    register_all_families(device);
+    register_families(run);
     return true;
   }();
   (void)registered;
-  StoppingRule saved = run_options().rule;
-  run_options().rule.max_seconds = 0.05;
-  run_options().rule.min_samples = 3;
   // CPU: every case (all small). GPU: the D = 1024 cases of every backend, and the ceilings.
   std::string filter = device.is_gpu
                            ? "^((Gemv|GatherGemv)/(bf16|int8)/1024/|MLP/bf16/1024/|Ceiling/)"
                            : "^(Gemv|GatherGemv|MLP|Ceiling)/";
   CapturingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter, filter);
-  run_options().rule = saved;
 
   std::map<std::string, int> per_family;
-  for (const auto& run : reporter.runs) {
-    std::string text = strip_harness_suffix(run.benchmark_name());
-    auto name = CaseName::parse(text);
-    ASSERT_TRUE(name) << text;
-    EXPECT_FALSE(gbench::run_skipped(run)) << text << ": " << gbench::skip_message(run);
-    if (gbench::run_skipped(run)) continue;
-    Work work = expected_work(*name);
-    EXPECT_DOUBLE_EQ(counter(run, "bytes"), work.bytes_read + work.bytes_written) << text;
-    EXPECT_DOUBLE_EQ(counter(run, "flops"), work.flops) << text;
-    EXPECT_GT(counter(run, "GB/s"), 0) << text;
-    ++per_family[name->family];
+  for (const auto& run_result : reporter.runs) {
+    std::string text = run_result.run_name.function_name;
+    const CaseInfo* info = run.cases.find(text);
+    ASSERT_NE(info, nullptr) << text;
+    EXPECT_FALSE(gbench::run_skipped(run_result)) << text << ": " << gbench::skip_message(run_result);
+    if (gbench::run_skipped(run_result)) continue;
+    EXPECT_DOUBLE_EQ(counter(run_result, "bytes"), info->work.bytes_read + info->work.bytes_written) << text;
+    EXPECT_DOUBLE_EQ(counter(run_result, "flops"), info->work.flops) << text;
+    EXPECT_GT(counter(run_result, "GB/s"), 0) << text;
+    ++per_family[info->family];
   }
   if (device.is_gpu) {
     EXPECT_EQ(per_family["Gemv"], 5);         // bf16: aten cublas cuda; int8: aten cuda

@@ -20,36 +20,79 @@ namespace {
 
 DatasheetPeaks test_peaks() { return {"test", 1000, 50, 2000, 4000}; }
 
+Work work(double bytes_read, double bytes_written, double flops, PeakKind peak = PeakKind::kBandwidth) {
+  Work w;
+  w.bytes_read = bytes_read;
+  w.bytes_written = bytes_written;
+  w.flops = flops;
+  w.compute_peak = peak;
+  return w;
+}
+
 TEST(Work, BandwidthCountsReadAndWrittenBytes) {
-  Work w{3e9, 1e9, 0, PeakKind::kBandwidth};
-  Throughput t = throughput(w, 2e-3, std::nullopt);
-  EXPECT_DOUBLE_EQ(t.gbps, 2000);   // 4e9 bytes in 2 ms
-  EXPECT_DOUBLE_EQ(t.tflops, 0);
-  EXPECT_FALSE(t.percent_of_peak.has_value());
+  Figures f = figures_of(work(3e9, 1e9, 0), 2e-3, std::nullopt, {});
+  EXPECT_DOUBLE_EQ(f.gbps, 2000);   // 4e9 bytes in 2 ms
+  EXPECT_DOUBLE_EQ(f.tflops, 0);
+  EXPECT_FALSE(f.percent_of_peak().has_value());
+  EXPECT_FALSE(f.percent_of_ceiling().has_value());
 }
 
 TEST(Work, PercentOfPeakTakesTheLimitingResource) {
-  Work memory_bound{1e9, 1e9, 1e9, PeakKind::kBf16};   // 2 TB/s of 4 -> 50%; 1 TFLOP/s of 1000
-  EXPECT_DOUBLE_EQ(*throughput(memory_bound, 1e-3, test_peaks()).percent_of_peak, 50);
-  Work compute_bound{1e6, 0, 8e11, PeakKind::kBf16};   // 800 TFLOP/s of 1000 -> 80%
-  Throughput t = throughput(compute_bound, 1e-3, test_peaks());
-  EXPECT_DOUBLE_EQ(t.tflops, 800);
-  EXPECT_DOUBLE_EQ(*t.percent_of_peak, 80);
-  Work fp32{0, 0, 2.5e10, PeakKind::kFp32};            // 25 TFLOP/s of 50 -> 50%
-  EXPECT_DOUBLE_EQ(*throughput(fp32, 1e-3, test_peaks()).percent_of_peak, 50);
+  // 2 TB/s of 4 -> 50%; 1 TFLOP/s of 1000
+  EXPECT_DOUBLE_EQ(*figures_of(work(1e9, 1e9, 1e9, PeakKind::kBf16), 1e-3, test_peaks(), {}).percent_of_peak(), 50);
+  Figures compute_bound = figures_of(work(1e6, 0, 8e11, PeakKind::kBf16), 1e-3, test_peaks(), {});
+  EXPECT_DOUBLE_EQ(compute_bound.tflops, 800);   // 800 TFLOP/s of 1000 -> 80%
+  EXPECT_DOUBLE_EQ(*compute_bound.percent_of_peak(), 80);
+  // 25 TFLOP/s of 50 -> 50%
+  EXPECT_DOUBLE_EQ(*figures_of(work(0, 0, 2.5e10, PeakKind::kFp32), 1e-3, test_peaks(), {}).percent_of_peak(), 50);
 }
 
-TEST(Names, FourPartsRoundTrip) {
-  CaseName name{"LayerNorm", "bf16", "4096x8192", "aten"};
-  EXPECT_EQ(name.str(), "LayerNorm/bf16/4096x8192/aten");
-  auto parsed = CaseName::parse(name.str());
-  ASSERT_TRUE(parsed.has_value());
-  EXPECT_EQ(parsed->family, "LayerNorm");
-  EXPECT_EQ(parsed->shape, "4096x8192");
-  EXPECT_EQ(parsed->backend, "aten");
-  EXPECT_FALSE(CaseName::parse("LayerNorm/bf16/4096").has_value());
-  EXPECT_FALSE(CaseName::parse("LayerNorm//4096/aten").has_value());
-  EXPECT_FALSE(CaseName::parse("A/b/c/d/e").has_value());
+// The bandwidth bound of a traffic mix: the balanced part at the copy ceiling, the rest of the reads
+// at the read ceiling and the rest of the writes at the write ceiling (H100-like figures).
+TEST(Work, CeilingBoundMatchesTheTrafficMix) {
+  Ceilings c;
+  c.read_gbps = 3000;
+  c.write_gbps = 3300;
+  c.copy_gbps = 2900;
+  EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(3e9, 0, c), 1e-3);        // read-only: 3 GB at 3000 GB/s
+  EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(0, 3.3e9, c), 1e-3);      // write-only
+  EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(1.45e9, 1.45e9, c), 1e-3);   // a copy: 2.9 GB at 2900
+  // 4 GB read + 1 GB written: 2 GB balanced at 2900, 3 GB more read at 3000.
+  EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(4e9, 1e9, c), 2e9 / 2900e9 + 3e9 / 3000e9);
+  // A read-only case exactly at the read ceiling is 100% of it, not 103% of the copy.
+  Figures at_read = figures_of(work(3e9, 0, 0), 1e-3, std::nullopt, c);
+  EXPECT_DOUBLE_EQ(*at_read.percent_of_ceiling(), 100);
+  // Streams not measured are replaced by the nearest measured one.
+  Ceilings copy_only;
+  copy_only.copy_gbps = 2900;
+  EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(2.9e9, 0, copy_only), 1e-3);
+  Ceilings read_write;
+  read_write.read_gbps = 3000;
+  read_write.write_gbps = 3000;
+  EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(1.5e9, 1.5e9, read_write), 1e-3);
+  EXPECT_FALSE(bandwidth_bound_seconds(1e9, 1e9, Ceilings{}).has_value());
+  // The compute share uses the measured GEMM; %ceiling is the larger share.
+  Ceilings gemm;
+  gemm.gemm_tflops = 800;
+  gemm.copy_gbps = 4000;
+  Figures both = figures_of(work(1e9, 1e9, 4e11, PeakKind::kBf16), 1e-3, std::nullopt, gemm);
+  EXPECT_DOUBLE_EQ(*both.compute_of_ceiling, 0.5);     // 400 of 800 TFLOP/s
+  EXPECT_DOUBLE_EQ(*both.bandwidth_of_ceiling, 0.5);   // 2000 of 4000 GB/s
+  EXPECT_DOUBLE_EQ(*both.percent_of_ceiling(), 50);
+}
+
+TEST(Names, CaseNameJoinsFourParts) {
+  CaseInfo info;
+  info.family = "LayerNorm";
+  info.dtype = "bf16";
+  info.shape = "4096x8192";
+  info.backend = "aten";
+  EXPECT_EQ(info.name(), "LayerNorm/bf16/4096x8192/aten");
+  CaseRegistry registry;
+  registry.add(info);
+  EXPECT_EQ(registry.find("LayerNorm/bf16/4096x8192/aten")->shape, "4096x8192");
+  EXPECT_EQ(registry.find("LayerNorm/bf16/4096x8192"), nullptr);
+  EXPECT_THROW(registry.add(info), Error);
 }
 
 TEST(Names, DtypesAndShapes) {
@@ -268,7 +311,7 @@ TEST(Device, CpuRunDescribesTheHost) {
   EXPECT_GT(d.memory_bytes, 0);
   EXPECT_GT(d.cpu_count, 0);
   EXPECT_FALSE(d.peaks.has_value());
-  EXPECT_EQ(bench_device().type(), c10::DeviceType::CPU);
+  EXPECT_EQ(RunContext(d).torch_device().type(), c10::DeviceType::CPU);
 }
 
 }  // namespace

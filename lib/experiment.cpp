@@ -1,0 +1,35 @@
+#include "opbench/experiment.h"
+
+#include <algorithm>
+
+namespace opbench {
+
+const char* metric_name(Metric metric) {
+  switch (metric) {
+    case Metric::kMemoryBandwidth: return "memory_bandwidth(GB/s)";
+    case Metric::kFlopsUtilization: return "flops_utilization";
+    case Metric::kTokensPerSecond: return "token_per_sec";
+  }
+  return "?";
+}
+
+std::optional<Metric> metric_from_name(const std::string& name) {
+  for (Metric m : {Metric::kMemoryBandwidth, Metric::kFlopsUtilization, Metric::kTokensPerSecond})
+    if (name == metric_name(m)) return m;
+  return std::nullopt;
+}
+
+bool Experiment::covers(c10::ScalarType dtype) const {
+  return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+MetricShares metric_shares(Metric metric, const Figures& f) {
+  switch (metric) {
+    case Metric::kMemoryBandwidth: return {f.gbps, f.bandwidth_of_peak, f.bandwidth_of_ceiling};
+    case Metric::kFlopsUtilization: return {f.compute_of_peak, f.compute_of_peak, f.compute_of_ceiling};
+    case Metric::kTokensPerSecond: return {f.items_per_second, f.bandwidth_of_peak, f.bandwidth_of_ceiling};
+  }
+  return {};
+}
+
+}  // namespace opbench

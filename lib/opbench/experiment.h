@@ -1,0 +1,43 @@
+// An experiment: a row of gpt-fast's results table (name, metric, target, actual, ...), aggregated
+// from cases. A family declares its experiments; reporters never name one.
+#pragma once
+#include <c10/core/ScalarType.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opbench/work.h"
+
+namespace opbench {
+
+// What a row's `actual` holds, and so which share of peak and ceiling the row reports:
+//   kMemoryBandwidth   "memory_bandwidth(GB/s)": GB/s; shares of HBM peak and of the bandwidth bound
+//   kFlopsUtilization  "flops_utilization": achieved FLOP/s / datasheet peak (a fraction; needs peaks);
+//                      shares of the compute peak and of the measured GEMM
+//   kTokensPerSecond   "token_per_sec": Work::items per second; bandwidth shares (decode streams weights)
+enum class Metric { kMemoryBandwidth, kFlopsUtilization, kTokensPerSecond };
+const char* metric_name(Metric metric);
+std::optional<Metric> metric_from_name(const std::string& name);
+
+// How an experiment's cases become its `actual`: the mean over its cases (the shapes) of each case's
+// median over repetitions, as gpt-fast averages its shapes. (The only rule so far; a family that needs
+// another adds it here.)
+enum class Aggregate { kMeanOverCases };
+
+struct Experiment {
+  std::string name;                      // gpt-fast's name, e.g. "layer_norm"
+  Metric metric = Metric::kMemoryBandwidth;
+  std::vector<c10::ScalarType> dtypes;   // the dtypes whose cases form it; empty: every dtype
+  bool is_model = false;                 // a whole-model row (gpt-fast's is_model)
+  Aggregate aggregate = Aggregate::kMeanOverCases;
+  bool covers(c10::ScalarType dtype) const;
+};
+
+// The row's three numbers from one case's figures: actual, share of peak, share of ceiling (fractions).
+struct MetricShares {
+  std::optional<double> actual, of_peak, of_ceiling;
+};
+MetricShares metric_shares(Metric metric, const Figures& figures);
+
+}  // namespace opbench
