@@ -98,6 +98,13 @@ void CaseContext::time(const std::function<void()>& iteration, const Work& work,
   state_.SetLabel(label);
 }
 
+void CaseContext::check_and_time(const std::function<void()>& iteration, const std::function<void()>& check,
+                                 const TimingRequest& request) {
+  iteration();
+  check();
+  time(iteration, request);
+}
+
 void CaseContext::skip_unavailable(const std::string& why) {
   state_.SkipWithError((kUnavailablePrefix + why).c_str());
   finished_ = true;

@@ -5,12 +5,8 @@
 namespace opbench {
 
 const char* metric_name(Metric metric) {
-  switch (metric) {
-    case Metric::kMemoryBandwidth: return "memory_bandwidth(GB/s)";
-    case Metric::kFlopsUtilization: return "flops_utilization";
-    case Metric::kTokensPerSecond: return "token_per_sec";
-  }
-  return "?";
+  static const char* const names[] = {"memory_bandwidth(GB/s)", "flops_utilization", "token_per_sec"};   // Metric's order
+  return names[static_cast<int>(metric)];
 }
 
 std::optional<Metric> metric_from_name(const std::string& name) {

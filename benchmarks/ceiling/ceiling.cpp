@@ -53,13 +53,12 @@ void run_copy(CaseContext& ctx) {
                                        c10::cuda::getCurrentCUDAStream().stream()));
   };
 
-  iteration();
-  if (!at::equal(dst, src)) throw Error("Ceiling copy: the destination differs from the source");
-  const int64_t stride = 4099;   // prime: samples every row at a different column
-  expect_close(dst.flatten().slice(0, 0, c10::nullopt, stride),
-               src.flatten().slice(0, 0, c10::nullopt, stride).to(at::kDouble), {0, 0},
-               "Ceiling copy (sample)");
-  ctx.time(iteration);
+  ctx.check_and_time(iteration, [&] {
+    if (!at::equal(dst, src)) throw Error("Ceiling copy: the destination differs from the source");
+    const int64_t stride = 4099;   // prime: samples every row at a different column
+    expect_close(dst.flatten().slice(0, 0, c10::nullopt, stride),
+                 src.flatten().slice(0, 0, c10::nullopt, stride).to(at::kDouble), {0, 0}, "Ceiling copy (sample)");
+  });
 #else
   ctx.skip_unavailable("the copy ceiling needs a CUDA build");
 #endif
@@ -77,17 +76,16 @@ void run_gemm(CaseContext& ctx) {
                               c10::cuda::getCurrentCUDAStream().stream());
   };
 
-  iteration();
-  auto long_options = at::TensorOptions().device(ctx.device()).dtype(c10::kLong);
-  at::Tensor rows = at::randint(0, m, {kGemmSamples}, long_options);
-  at::Tensor cols = at::randint(0, n, {kGemmSamples}, long_options);
-  at::Tensor a_rows = a.index_select(0, rows).to(at::kDouble);        // samples x K
-  at::Tensor b_cols = b.index_select(1, cols).t().to(at::kDouble);    // samples x K
-  at::Tensor expected = a_rows.mul(b_cols).sum(1);
-  at::Tensor actual = c.flatten().index_select(0, rows.mul(n).add(cols));
-  expect_close(actual, expected, families::dot_tolerance(k, families::rms(a), families::rms(b)),
-               "Ceiling GEMM (64 sampled elements)");
-  ctx.time(iteration);
+  ctx.check_and_time(iteration, [&] {
+    auto long_options = at::TensorOptions().device(ctx.device()).dtype(c10::kLong);
+    at::Tensor rows = at::randint(0, m, {kGemmSamples}, long_options);
+    at::Tensor cols = at::randint(0, n, {kGemmSamples}, long_options);
+    at::Tensor a_rows = a.index_select(0, rows).to(at::kDouble);        // samples x K
+    at::Tensor b_cols = b.index_select(1, cols).t().to(at::kDouble);    // samples x K
+    at::Tensor actual = c.flatten().index_select(0, rows.mul(n).add(cols));
+    expect_close(actual, a_rows.mul(b_cols).sum(1), families::dot_tolerance(k, families::rms(a), families::rms(b)),
+                 "Ceiling GEMM (64 sampled elements)");
+  });
 #else
   ctx.skip_unavailable("the GEMM ceiling needs a CUDA build");
 #endif
@@ -102,36 +100,23 @@ void run_ceiling(CaseContext& ctx) {
 
 // A stream of `dims` bf16 elements read once and written once.
 Work copy_work(c10::ScalarType dtype, const Dims& dims) {
-  Work w;
-  w.bytes_read = static_cast<double>(dims[0]) * dims[1] * c10::elementSize(dtype);
-  w.bytes_written = w.bytes_read;
-  return w;
+  const double bytes = static_cast<double>(dims[0]) * dims[1] * c10::elementSize(dtype);
+  return {bytes, bytes};
 }
 
 // C (m x n) = A (m x k) @ B (k x n), bf16: FLOPs 2*m*n*k; A and B read once, C written once.
 Work gemm_work(c10::ScalarType, const Dims& dims) {
   const double m = static_cast<double>(dims[0]), n = static_cast<double>(dims[1]), k = static_cast<double>(dims[2]);
-  Work w;
-  w.bytes_read = 2.0 * (m * k + k * n);
-  w.bytes_written = 2.0 * m * n;
-  w.flops = 2.0 * m * n * k;
-  return w;
+  return {2.0 * (m * k + k * n), 2.0 * m * n, 2.0 * m * n * k};
 }
 
 }  // namespace
 
 OPBENCH_FAMILY(Ceiling) {
-  Family f;
-  f.name = "Ceiling";
-  f.summary = "what this GPU reaches in this run: stream bandwidth and the bf16 GEMM (the %ceiling denominators)";
-  f.dtypes = {c10::kBFloat16};
-  f.gpu_shapes = {{kCopyRows, kCopyCols}};   // GPU only: a CPU "ceiling" would scale nothing
-  f.backends = {{"copy", true, {}, CeilingKind::kCopy},
-                {"cublas", true, {}, CeilingKind::kGemm, {{kGemmM, kGemmN, kGemmK}}, gemm_work}};
-  f.peak = PeakKind::kBf16;
-  f.work = copy_work;
-  f.run = run_ceiling;
-  return f;
+  return {.name = "Ceiling", .summary = "what this GPU reaches in this run: streams and the bf16 GEMM (the %ceiling denominators)",
+          .dtypes = {c10::kBFloat16}, .gpu_shapes = {{kCopyRows, kCopyCols}},   // GPU only: a CPU ceiling scales nothing
+          .backends = {{"copy", true, {}, CeilingKind::kCopy}, {"cublas", true, {}, CeilingKind::kGemm, {{kGemmM, kGemmN, kGemmK}}, gemm_work}},
+          .peak = PeakKind::kBf16, .work = copy_work, .run = run_ceiling};
 }
 
 }  // namespace opbench

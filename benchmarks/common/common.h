@@ -1,4 +1,4 @@
-// What several families share: random weights, the dot-product tolerance rule, the GEMV shape sweep.
+// What several families share: random weights, the dot-product tolerance rule, the norm and GEMV sweeps.
 // Each family's own work formula and tolerances live in its folder (benchmarks/<family>/);
 // docs/families.md explains each choice.
 #pragma once
@@ -13,8 +13,20 @@
 #include <vector>
 
 #include "opbench/reference.h"
+#include "opbench/work.h"
 
 namespace opbench::families {
+
+// The row-normalization families (LayerNorm, RMSNorm): gpt-fast's BS = 4096 and D sweep on a GPU, small
+// shapes on the CPU; x read once and y written once, 2 * BS * D * itemsize (the seed's count; the
+// D-sized weight and bias, < 0.05% at BS = 4096, are not counted, which keeps the figures comparable).
+inline std::vector<c10::ScalarType> norm_dtypes() { return {c10::kBFloat16, c10::kHalf, c10::kFloat}; }
+inline std::vector<std::vector<int64_t>> norm_gpu_shapes() { return {{4096, 1024}, {4096, 4096}, {4096, 8192}, {4096, 16384}}; }
+inline std::vector<std::vector<int64_t>> norm_cpu_shapes() { return {{64, 256}, {64, 1024}}; }
+inline Work norm_work(c10::ScalarType dtype, const std::vector<int64_t>& dims) {
+  const double bytes = static_cast<double>(dims[0] * dims[1]) * c10::elementSize(dtype);
+  return {bytes, bytes};
+}
 
 // The GEMV-like families' D sweep: gpt-fast's on a GPU, small ones on the CPU (seconds in CI).
 inline std::vector<std::vector<int64_t>> gemv_gpu_shapes() { return {{1024}, {4096}, {8192}, {16384}}; }

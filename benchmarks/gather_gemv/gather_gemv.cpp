@@ -72,38 +72,26 @@ void run_gather_gemv(CaseContext& ctx) {
     throw Error("GatherGemv: unknown backend " + backend);
   }
 
-  iteration();
-  at::Tensor wd = w.index_select(0, idx).to(at::kDouble);
-  at::Tensor xd = x.to(at::kDouble);
-  at::Tensor expected = at::matmul(wd, xd);
-  expect_close(out, expected, families::dot_tolerance(d, rms(wd), rms(xd)), "GatherGemv output");
-  wd.reset();
-  ctx.time(iteration);
+  ctx.check_and_time(iteration, [&] {
+    at::Tensor wd = w.index_select(0, idx).to(at::kDouble), xd = x.to(at::kDouble);
+    expect_close(out, at::matmul(wd, xd), families::dot_tolerance(d, rms(wd), rms(xd)), "GatherGemv output");
+  });
 }
 
 // The kSelected gathered matrices read once: kSelected*D*D*itemsize(W) (the seed's count; x, idx and
 // out are not counted). FLOPs kSelected*2*D*D.
 Work gather_gemv_work(c10::ScalarType weight_dtype, const Dims& dims) {
-  Work w;
-  w.bytes_read = static_cast<double>(kSelected) * dims[0] * dims[0] * c10::elementSize(weight_dtype);
-  w.flops = kSelected * 2.0 * dims[0] * dims[0];
-  return w;
+  const double d = static_cast<double>(dims[0]);
+  return {kSelected * d * d * c10::elementSize(weight_dtype), 0, kSelected * 2.0 * d * d};
 }
 
 }  // namespace
 
 OPBENCH_FAMILY(GatherGemv) {
-  Family f;
-  f.name = "GatherGemv";
-  f.summary = "out = W[idx].to(bf16) @ x, W 8 x D x D, idx [3, 5]: gpt-fast's gather_gemv, GB/s";
-  f.experiments = {{"gather_gemv", Metric::kMemoryBandwidth}};
-  f.dtypes = {c10::kBFloat16, c10::kChar};
-  f.gpu_shapes = families::gemv_gpu_shapes();
-  f.cpu_shapes = families::gemv_cpu_shapes();
-  f.backends = {{"aten"}, {"cuda", true}};
-  f.work = gather_gemv_work;
-  f.run = run_gather_gemv;
-  return f;
+  return {.name = "GatherGemv", .summary = "out = W[idx].to(bf16) @ x, W 8 x D x D, idx [3, 5]: gpt-fast's gather_gemv, GB/s",
+          .experiments = {{"gather_gemv", Metric::kMemoryBandwidth}}, .dtypes = {c10::kBFloat16, c10::kChar},
+          .gpu_shapes = families::gemv_gpu_shapes(), .cpu_shapes = families::gemv_cpu_shapes(),
+          .backends = {{"aten"}, {"cuda", true}}, .work = gather_gemv_work, .run = run_gather_gemv};
 }
 
 }  // namespace opbench

@@ -67,39 +67,26 @@ void run_gemv(CaseContext& ctx) {
     throw Error("Gemv: unknown backend " + backend);
   }
 
-  iteration();
-  at::Tensor wd = w.to(at::kDouble);
-  at::Tensor xd = x.to(at::kDouble);
-  at::Tensor expected = at::matmul(wd, xd);
-  expect_close(y, expected, dot_tolerance(d, rms(wd), rms(xd)), "Gemv output");
-  wd.reset();
-  ctx.time(iteration);
+  ctx.check_and_time(iteration, [&] {
+    at::Tensor wd = w.to(at::kDouble), xd = x.to(at::kDouble);
+    expect_close(y, at::matmul(wd, xd), dot_tolerance(d, rms(wd), rms(xd)), "Gemv output");
+  });
 }
 
 // W read once: D*D*itemsize(W) (the seed's count; x and y, 2*D bytes each, are not: < 0.4% at
 // D >= 1024). FLOPs 2*D*D, held against no compute peak (1 FLOP per byte at bf16, far below any
 // GPU's ridge point).
 Work gemv_work(c10::ScalarType weight_dtype, const Dims& dims) {
-  Work w;
-  w.bytes_read = static_cast<double>(dims[0]) * dims[0] * c10::elementSize(weight_dtype);
-  w.flops = 2.0 * dims[0] * dims[0];
-  return w;
+  return {static_cast<double>(dims[0]) * dims[0] * c10::elementSize(weight_dtype), 0, 2.0 * dims[0] * dims[0]};
 }
 
 }  // namespace
 
 OPBENCH_FAMILY(Gemv) {
-  Family f;
-  f.name = "Gemv";
-  f.summary = "y = W.to(bf16) @ x, W D x D bf16 or int8: gpt-fast's gemv, GB/s of W";
-  f.experiments = {{"gemv", Metric::kMemoryBandwidth}};
-  f.dtypes = {c10::kBFloat16, c10::kChar};
-  f.gpu_shapes = families::gemv_gpu_shapes();
-  f.cpu_shapes = families::gemv_cpu_shapes();
-  f.backends = {{"aten"}, {"cublas", true, {c10::kBFloat16}}, {"cuda", true}};
-  f.work = gemv_work;
-  f.run = run_gemv;
-  return f;
+  return {.name = "Gemv", .summary = "y = W.to(bf16) @ x, W D x D bf16 or int8: gpt-fast's gemv, GB/s of W",
+          .experiments = {{"gemv", Metric::kMemoryBandwidth}}, .dtypes = {c10::kBFloat16, c10::kChar},
+          .gpu_shapes = families::gemv_gpu_shapes(), .cpu_shapes = families::gemv_cpu_shapes(),
+          .backends = {{"aten"}, {"cublas", true, {c10::kBFloat16}}, {"cuda", true}}, .work = gemv_work, .run = run_gemv};
 }
 
 }  // namespace opbench

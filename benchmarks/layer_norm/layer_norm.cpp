@@ -10,6 +10,7 @@
 #include <ATen/ops/randn.h>
 #include <benchmark/benchmark.h>
 
+#include "common/common.h"
 #include "opbench/family.h"
 #include "opbench/reference.h"
 
@@ -28,34 +29,20 @@ void run_layer_norm(CaseContext& ctx) {
   at::Tensor y;
   auto iteration = [&] { y = at::layer_norm(x, {dim}, weight, bias, kEps); };
 
-  iteration();
-  at::Tensor expected = at::layer_norm(x.to(at::kDouble), {dim}, weight.to(at::kDouble),
-                                       bias.to(at::kDouble), kEps);
-  expect_close(y, expected, tolerance_for(c.scalar_type), "LayerNorm output");
-  ctx.time(iteration);
-}
-
-Work layer_norm_work(c10::ScalarType dtype, const Dims& dims) {
-  Work work;
-  work.bytes_read = static_cast<double>(dims[0] * dims[1]) * c10::elementSize(dtype);
-  work.bytes_written = work.bytes_read;
-  return work;
+  ctx.check_and_time(iteration, [&] {
+    at::Tensor expected = at::layer_norm(x.to(at::kDouble), {dim}, weight.to(at::kDouble),
+                                         bias.to(at::kDouble), kEps);
+    expect_close(y, expected, tolerance_for(c.scalar_type), "LayerNorm output");
+  });
 }
 
 }  // namespace
 
 OPBENCH_FAMILY(LayerNorm) {
-  Family f;
-  f.name = "LayerNorm";
-  f.summary = "y = layer_norm(x) over the last dim of x (BS x D): gpt-fast's layer_norm, GB/s";
-  f.experiments = {{"layer_norm", Metric::kMemoryBandwidth}};
-  f.dtypes = {c10::kBFloat16, c10::kHalf, c10::kFloat};
-  f.gpu_shapes = {{4096, 1024}, {4096, 4096}, {4096, 8192}, {4096, 16384}};   // gpt-fast's shapes
-  f.cpu_shapes = {{64, 256}, {64, 1024}};
-  f.backends = {{"aten"}};
-  f.work = layer_norm_work;
-  f.run = run_layer_norm;
-  return f;
+  return {.name = "LayerNorm", .summary = "y = layer_norm(x) over the last dim of x (BS x D): gpt-fast's layer_norm, GB/s",
+          .experiments = {{"layer_norm", Metric::kMemoryBandwidth}}, .dtypes = families::norm_dtypes(),
+          .gpu_shapes = families::norm_gpu_shapes(), .cpu_shapes = families::norm_cpu_shapes(),
+          .backends = {{"aten"}}, .work = families::norm_work, .run = run_layer_norm};
 }
 
 }  // namespace opbench

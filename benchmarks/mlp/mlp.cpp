@@ -93,12 +93,11 @@ void run_mlp(CaseContext& ctx) {
   at::Tensor y;
   auto iteration = [&] { y = mlp_forward(x, params); };
 
-  iteration();
-  at::Tensor expected = mlp_forward(x.to(at::kDouble), params.to(at::kDouble));
-  double max_g2 = params.g2.abs().max().item<double>();
-  expect_close(y, expected, mlp::output_tolerance(max_g2), "MLP output");
-  expected.reset();
-  ctx.time(iteration);
+  ctx.check_and_time(iteration, [&] {
+    at::Tensor expected = mlp_forward(x.to(at::kDouble), params.to(at::kDouble));
+    double max_g2 = params.g2.abs().max().item<double>();
+    expect_close(y, expected, mlp::output_tolerance(max_g2), "MLP output");
+  });
 }
 
 // Every parameter read once (so GB/s is the weight bandwidth): 2 * (D*H [W1] + H [b1] + 2H [LN1] +
@@ -106,10 +105,7 @@ void run_mlp(CaseContext& ctx) {
 // matrix-vector products, 2*D*H + 2*H*D (bias adds and the LayerNorms, < 0.25%, are not counted).
 Work mlp_work(c10::ScalarType, const Dims& dims) {
   const double d = static_cast<double>(dims[0]), h = static_cast<double>(dims[1]);
-  Work w;
-  w.bytes_read = 2.0 * (2.0 * d * h + 3.0 * h + 3.0 * d);
-  w.flops = 2.0 * d * h + 2.0 * h * d;
-  return w;
+  return {2.0 * (2.0 * d * h + 3.0 * h + 3.0 * d), 0, 2.0 * d * h + 2.0 * h * d};
 }
 
 // `MLP/bf16/<D>/aten` at gpt-fast's hidden size, `<D>x<H>` otherwise (the CPU shape).
@@ -120,20 +116,10 @@ std::string mlp_shape_name(const Dims& dims) {
 }  // namespace
 
 OPBENCH_FAMILY(MLP) {
-  Family f;
-  f.name = "MLP";
-  f.summary = "Linear(D,14336) -> LayerNorm -> Linear(14336,D) -> LayerNorm on x (D,): "
-              "gpt-fast's mlp_layer_norm_gelu, flops_utilization";
-  f.experiments = {{"mlp_layer_norm_gelu", Metric::kFlopsUtilization}};
-  f.dtypes = {c10::kBFloat16};
-  f.gpu_shapes = {{1024, kHidden}, {4096, kHidden}, {8192, kHidden}, {16384, kHidden}};
-  f.cpu_shapes = {{64, 256}};
-  f.backends = {{"aten"}};
-  f.peak = PeakKind::kBf16;
-  f.work = mlp_work;
-  f.run = run_mlp;
-  f.name_shape = mlp_shape_name;
-  return f;
+  return {.name = "MLP", .summary = "Linear(D,14336) -> LayerNorm -> Linear(14336,D) -> LayerNorm on x (D,): gpt-fast's mlp_layer_norm_gelu",
+          .experiments = {{"mlp_layer_norm_gelu", Metric::kFlopsUtilization}}, .dtypes = {c10::kBFloat16},
+          .gpu_shapes = {{1024, kHidden}, {4096, kHidden}, {8192, kHidden}, {16384, kHidden}}, .cpu_shapes = {{64, 256}},
+          .backends = {{"aten"}}, .peak = PeakKind::kBf16, .work = mlp_work, .run = run_mlp, .name_shape = mlp_shape_name};
 }
 
 }  // namespace opbench

@@ -104,6 +104,10 @@ class CaseContext {
   // REQUIRES: called once per case body (it runs Google Benchmark's loop). `work` defaults to info().work.
   void time(const std::function<void()>& iteration, const TimingRequest& request = {});
   void time(const std::function<void()>& iteration, const Work& work, const TimingRequest& request = {});
+  // Runs `iteration` once, then `check` (it throws when the output is wrong; what it allocates is freed
+  // when it returns), then times: the harness's "check before timing", in one call.
+  void check_and_time(const std::function<void()>& iteration, const std::function<void()>& check,
+                      const TimingRequest& request = {});
   void skip_unavailable(const std::string& why);
   bool finished() const { return finished_; }
 
