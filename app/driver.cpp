@@ -19,6 +19,8 @@
 #include "opbench/family.h"
 #include "replay.h"
 #include "replay/register.h"
+#include "row_file.h"
+#include "selection.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -102,6 +104,21 @@ std::vector<TargetFile> targets_for(const CliOptions& cli) {
   return {};
 }
 
+// The rows file of --output, checked before anything runs; its dashboard sidecar and the CSV must not be
+// --benchmark_out's file.
+RowFile checked_row_file(const std::string& output, const GbenchFlags& flags) {
+  RowFile rows(output);
+  if (!flags.out.empty()) {
+    auto same = [](const std::string& a, const std::string& b) {
+      return std::filesystem::weakly_canonical(a) == std::filesystem::weakly_canonical(b);
+    };
+    if (same(flags.out, rows.csv_path()) || same(flags.out, rows.json_path()))
+      throw Error("--benchmark_out=" + flags.out + " is also a file --output " + output +
+                  " writes (the rows CSV or its dashboard records " + rows.json_path() + "); choose another");
+  }
+  return rows;
+}
+
 RunInfo run_info(const DeviceInfo& device, const RunOptions& run) {
   BuildInfo build = build_info();
   return {device, build.torch_version, build.cuda_version, build.opbench_sha,
@@ -124,9 +141,22 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     return 2;
   }
   if (flags.list_tests) return list_cases();
+  std::set<std::string> selected;
+  std::optional<RowFile> rows;
+  try {
+    selected = selected_cases(run.cases, benchmark::GetBenchmarkFilter());
+    if (selected.empty())
+      throw Error("--benchmark_filter=" + benchmark::GetBenchmarkFilter() +
+                  " matches no case on this device (bench_ops --benchmark_list_tests lists them)");
+    if (cli.output && !replay_plan) rows = checked_row_file(*cli.output, flags);
+  } catch (const Error& e) {
+    std::cerr << "bench_ops: " << e.what() << "\n";
+    return 2;
+  }
   const RunInfo info = run_info(device, cli.run);
   std::unique_ptr<benchmark::BenchmarkReporter> results;   // experiment rows, or the replay's
   ReplayReporter* replay = nullptr;
+  ExperimentReporter* experiments = nullptr;
   try {
     std::ostream* summary = flags.format == "console" ? &std::cout : &std::cerr;
     if (replay_plan) {
@@ -136,7 +166,10 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
       replay = reporter.get();
       results = std::move(reporter);
     } else {
-      results = std::make_unique<ExperimentReporter>(run, info, targets_for(cli), cli.output.value_or(""), summary);
+      auto reporter = std::make_unique<ExperimentReporter>(run, info, targets_for(cli), std::move(rows),
+                                                           std::move(selected), summary);
+      experiments = reporter.get();
+      results = std::move(reporter);
     }
   } catch (const Error& e) {
     std::cerr << "bench_ops: " << e.what() << "\n";
@@ -162,6 +195,10 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   }
   benchmark::RunSpecifiedBenchmarks(&display_forward, file_forward.get());
   benchmark::Shutdown();
+  if (experiments && experiments->write_failed()) {
+    std::cerr << "bench_ops: some experiment rows could not be written to " << *cli.output << " (messages above)\n";
+    return 2;
+  }
   if (display_forward.failed_runs() > 0) {
     std::cerr << "bench_ops: " << display_forward.failed_runs()
               << " case(s) failed (messages above); every other result was kept\n";

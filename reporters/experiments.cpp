@@ -1,9 +1,7 @@
 #include "experiments.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <numeric>
+#include <iostream>
 
 #include "opbench/cases.h"
 #include "opbench/check.h"
@@ -14,10 +12,6 @@
 
 namespace opbench {
 namespace {
-
-bool is_prefix(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
-}
 
 // The mean over cases of each case's median over repetitions; nullopt when any case lacks the value.
 template <typename Value>
@@ -38,53 +32,61 @@ std::optional<double> mean_of_case_medians(const std::vector<std::vector<Figures
 }  // namespace
 
 ExperimentReporter::ExperimentReporter(const RunContext& run, RunInfo info, std::vector<TargetFile> targets,
-                                       std::string output_csv, std::ostream* summary_stream)
-    : run_(run), info_(std::move(info)), targets_(std::move(targets)), output_csv_(std::move(output_csv)),
-      summary_stream_(summary_stream) {
-  if (output_csv_.empty()) return;
-  if (std::filesystem::exists(output_csv_)) {
-    auto rows = read_csv(output_csv_);
-    if (!rows.empty()) {
-      const auto& ours = csv_header();
-      prior_header_ = rows[0];
-      std::vector<std::string> seed_columns(ours.begin(), ours.begin() + 8);
-      if (!is_prefix(seed_columns, prior_header_) && !is_prefix(prior_header_, seed_columns))
-        throw Error(output_csv_ + ": its header is not the gpt-fast/opbench header (name,metric,target,"
-                    "actual,dtype,device,arch,is_model,...); refusing to append to it");
-      prior_csv_rows_.assign(rows.begin() + 1, rows.end());
-    }
-  }
-  std::ifstream json_in(dashboard_path(output_csv_));
-  for (std::string line; std::getline(json_in, line);)
-    if (!line.empty()) prior_json_lines_.push_back(line);
-}
+                                       std::optional<RowFile> output, std::set<std::string> selected,
+                                       std::ostream* summary_stream)
+    : run_(run), info_(std::move(info)), targets_(std::move(targets)), output_(std::move(output)),
+      summary_stream_(summary_stream), selected_(std::move(selected)) {}
 
 bool ExperimentReporter::ReportContext(const Context&) { return true; }
 
+ExperimentReporter::Group& ExperimentReporter::group_for(const Experiment& experiment, const CaseInfo& info) {
+  auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) {
+    return g.experiment.name == experiment.name && g.experiment.metric == experiment.metric &&
+           g.dtype == info.dtype && g.backend == info.backend;
+  });
+  if (it != groups_.end()) return *it;
+  Group& group = groups_.emplace_back();
+  group.experiment = experiment;
+  group.dtype = info.dtype;
+  group.backend = info.backend;
+  for (const auto& name : selected_) {   // the selected cases of this group: when all reported, it is done
+    const CaseInfo* other = run_.cases.find(name);
+    if (other && other->dtype == info.dtype && other->backend == info.backend &&
+        std::any_of(other->experiments.begin(), other->experiments.end(), [&](const Experiment& e) {
+          return e.name == experiment.name && e.metric == experiment.metric;
+        }))
+      group.expected.insert(name);
+  }
+  return group;
+}
+
 void ExperimentReporter::ReportRuns(const std::vector<Run>& runs) {
+  std::vector<Group*> done;
   for (const auto& run : runs) {
     if (run.run_type != Run::RT_Iteration) continue;
     const CaseInfo* info = run_.cases.find(run.run_name.function_name);
-    if (!info || info->experiments.empty()) continue;
-    std::string family_dtype = info->family + "/" + info->dtype;
-    // Cases run family by family: a new family/dtype means the previous experiments are complete.
-    if (!last_family_dtype_.empty() && family_dtype != last_family_dtype_) write_outputs();
-    last_family_dtype_ = family_dtype;
+    if (!info) continue;
     add_run(*info, run);
+    for (const auto& experiment : info->experiments) {
+      Group& group = group_for(experiment, *info);
+      bool complete = !group.expected.empty() &&
+                      std::includes(group.reported.begin(), group.reported.end(), group.expected.begin(),
+                                    group.expected.end());
+      if (complete && !group.written && std::find(done.begin(), done.end(), &group) == done.end())
+        done.push_back(&group);
+    }
   }
+  if (!done.empty()) write(done);
 }
 
 void ExperimentReporter::add_run(const CaseInfo& info, const Run& run) {
   for (const auto& experiment : info.experiments) {
-    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) {
-      return g.experiment.name == experiment.name && g.experiment.metric == experiment.metric &&
-             g.dtype == info.dtype && g.backend == info.backend;
-    });
-    if (it == groups_.end()) it = groups_.insert(groups_.end(), Group{experiment, info.dtype, info.backend, {}, {}});
+    Group& group = group_for(experiment, info);
+    group.reported.insert(info.name());
     if (gbench::run_skipped(run))
-      it->failed.push_back(info.name() + ": " + gbench::skip_message(run));
+      group.failed.push_back(info.name() + ": " + gbench::skip_message(run));
     else   // manual time: the case's median, once per iteration
-      it->seconds[info.name()].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
+      group.seconds[info.name()].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
   }
 }
 
@@ -138,28 +140,29 @@ std::vector<ExperimentRow> ExperimentReporter::rows() const {
   return rows;
 }
 
-void ExperimentReporter::write_outputs() {
-  if (output_csv_.empty()) return;
-  std::vector<std::string> header = csv_header();
-  if (prior_header_.size() > header.size()) header = prior_header_;
-  std::string csv = csv_line(header);
-  auto padded = [&](std::vector<std::string> cells) {
-    cells.resize(header.size());
-    return csv_line(cells);
-  };
-  for (const auto& cells : prior_csv_rows_) csv += padded(cells);
-  std::string json;
-  for (const auto& line : prior_json_lines_) json += line + "\n";
-  for (const auto& row : rows()) {
-    csv += padded(csv_cells(row));
-    json += dashboard_record(row, info_).dump() + "\n";
+void ExperimentReporter::write(const std::vector<Group*>& groups) {
+  if (!output_) return;
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> records;
+  for (const Group* group : groups) {
+    ExperimentRow row = make_row(*group);
+    cells.push_back(csv_cells(row));
+    records.push_back(dashboard_record(row, info_).dump());
   }
-  write_file_atomically(output_csv_, csv);
-  write_file_atomically(dashboard_path(output_csv_), json);
+  try {
+    output_->append(cells, records);
+    for (Group* group : groups) group->written = true;
+  } catch (const std::exception& e) {   // the sweep goes on; Finalize tries these rows again
+    std::cerr << "bench_ops: " << e.what() << "\n";
+    write_failed_ = true;
+  }
 }
 
 void ExperimentReporter::Finalize() {
-  write_outputs();
+  std::vector<Group*> rest;
+  for (auto& group : groups_)
+    if (!group.written) rest.push_back(&group);
+  if (!rest.empty()) write(rest);
   if (summary_stream_) print_summary(*summary_stream_, rows(), info_, run_.ceilings);
 }
 

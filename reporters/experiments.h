@@ -10,12 +10,14 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "opbench/cases.h"
 #include "opbench/device.h"
 #include "opbench/targets.h"
+#include "row_file.h"
 
 namespace opbench {
 
@@ -40,19 +42,20 @@ struct ExperimentRow {
   std::string status;              // "meets target", "below target", "no target", "incomplete: ...", ...
 };
 
-
 class ExperimentReporter : public benchmark::BenchmarkReporter {
  public:
-  // `output_csv` empty: no files, summary only. Throws opbench::Error if an existing CSV cannot be
-  // read or has a header that is not opbench's.
-  // `run` (the registry and the ceilings) must outlive the reporter.
+  // `run` (the registry and the ceilings) must outlive the reporter. `output`: where rows go (none:
+  // summary only). `selected`: the cases this run will report (the filter's matches); an experiment's
+  // row is written as soon as its last selected case has reported, the rest at Finalize.
   ExperimentReporter(const RunContext& run, RunInfo info, std::vector<TargetFile> targets,
-                     std::string output_csv, std::ostream* summary_stream);
+                     std::optional<RowFile> output, std::set<std::string> selected, std::ostream* summary_stream);
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
 
   std::vector<ExperimentRow> rows() const;
+  // True when a row could not be written (the message went to stderr); bench_ops then exits 2.
+  bool write_failed() const { return write_failed_; }
 
  private:
   struct Group {                   // one experiment x dtype x backend
@@ -60,21 +63,22 @@ class ExperimentReporter : public benchmark::BenchmarkReporter {
     std::string dtype, backend;
     std::map<std::string, std::vector<double>> seconds;   // case name -> per-repetition medians (s)
     std::vector<std::string> failed;
+    std::set<std::string> expected, reported;
+    bool written = false;
   };
+  Group& group_for(const Experiment& experiment, const CaseInfo& info);
   void add_run(const CaseInfo& info, const Run& run);
-  void write_outputs();
+  void write(const std::vector<Group*>& groups);
   ExperimentRow make_row(const Group& group) const;
 
   const RunContext& run_;
   RunInfo info_;
   std::vector<TargetFile> targets_;
-  std::string output_csv_;
+  std::optional<RowFile> output_;
   std::ostream* summary_stream_;
   std::vector<Group> groups_;      // in first-seen order
-  std::string last_family_dtype_;
-  std::vector<std::vector<std::string>> prior_csv_rows_;   // rows already in the file before this run
-  std::vector<std::string> prior_header_;
-  std::vector<std::string> prior_json_lines_;
+  std::set<std::string> selected_;
+  bool write_failed_ = false;
 };
 
 }  // namespace opbench

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "experiments.h"
@@ -183,8 +184,10 @@ TEST(RecordedRun, H200SweepGivesTheRowsTheOldReportersWrote) {
   fs::path out = fs::temp_directory_path() / ("opbench_recorded_" + std::to_string(::getpid()));
   testing::remove_tree(out);
   {
+    std::set<std::string> selected;
+    for (const auto& r : runs) selected.insert(r.run_name.function_name);
     ExperimentReporter reporter(run, info, load_targets((golden / "targets_h200.json").string()),
-                                (out / "gpt_fast_benchmark.csv").string(), nullptr);
+                                RowFile((out / "gpt_fast_benchmark.csv").string()), selected, nullptr);
     for (const auto& r : runs) reporter.ReportRuns({r});
     reporter.Finalize();
   }

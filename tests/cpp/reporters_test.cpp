@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "experiments.h"
 #include "forwarding.h"
@@ -13,6 +15,7 @@
 #include "opbench/gbench_compat.h"
 #include "opbench/targets.h"
 #include "outputs.h"
+#include "row_file.h"
 #include "test_files.h"
 
 namespace opbench {
@@ -108,8 +111,10 @@ class Reporters : public ::testing::Test {
   // Feeds runs through a reporter writing `csv`, as bench_ops does, and returns the summary text.
   std::string report(const std::vector<BRun>& runs, const fs::path& csv) {
     std::ostringstream summary;
-    ExperimentReporter reporter(h200_run(), h200_info(), load_targets((dir_ / "targets").string()), csv.string(),
-                                &summary);
+    std::set<std::string> selected;   // as bench_ops selects them: every case the runs name
+    for (const auto& run : runs) selected.insert(run.run_name.function_name);
+    ExperimentReporter reporter(h200_run(), h200_info(), load_targets((dir_ / "targets").string()),
+                                RowFile(csv.string()), selected, &summary);
     for (const auto& run : runs) reporter.ReportRuns({run});
     reporter.Finalize();
     return summary.str();
@@ -133,7 +138,8 @@ TEST_F(Reporters, CsvJsonAndSummaryMatchGolden) {
 }
 
 TEST_F(Reporters, RowsCarryTheArithmetic) {
-  ExperimentReporter reporter(h200_run(), h200_info(), load_targets((dir_ / "targets").string()), "", nullptr);
+  ExperimentReporter reporter(h200_run(), h200_info(), load_targets((dir_ / "targets").string()), std::nullopt,
+                              {}, nullptr);
   for (const auto& run : sweep()) reporter.ReportRuns({run});
   auto rows = reporter.rows();
   ASSERT_EQ(rows.size(), 3u);
@@ -170,20 +176,76 @@ TEST_F(Reporters, SeedHeaderIsRepairedAndRowsAppend) {
   EXPECT_EQ(std::count(json.begin(), json.end(), '\n'), 2);
 }
 
-TEST_F(Reporters, ForeignCsvIsRefused) {
-  fs::path csv = dir_ / "foreign.csv";
-  write_text(csv, "a,b,c\n1,2,3\n");
-  EXPECT_THROW(report({}, csv), Error);
-  EXPECT_EQ(read_text(csv), "a,b,c\n1,2,3\n");
+// The message RowFile refuses `path` with, or "no error".
+std::string row_file_error(const fs::path& path) {
+  try {
+    RowFile rows(path.string());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
-TEST_F(Reporters, EachExperimentIsWrittenWhenItsCasesAreDone) {
+TEST_F(Reporters, ForeignCsvIsRefusedAndLeftAlone) {
+  fs::path csv = dir_ / "foreign.csv";
+  write_text(csv, "a,b,c\n1,2,3\n");
+  EXPECT_NE(row_file_error(csv).find("its header is not opbench's"), std::string::npos);
+  EXPECT_EQ(read_text(csv), "a,b,c\n1,2,3\n");
+  // The seed's 8 columns followed by columns that are not opbench's: refused, not rewritten under our header.
+  fs::path other = dir_ / "other.csv";
+  write_text(other, "name,metric,target,actual,dtype,device,arch,is_model,commit,runner\nx,m,1,2,d,cuda,a,False,abc,r1\n");
+  EXPECT_NE(row_file_error(other).find("its header is not opbench's"), std::string::npos);
+  EXPECT_EQ(read_csv(other.string())[0].size(), 10u);
+}
+
+TEST_F(Reporters, UnusableOutputPathsAreRefusedBeforeAnythingRuns) {
+  EXPECT_NE(row_file_error(dir_ / "rows.json").find("expected a .csv file"), std::string::npos);
+  fs::create_directories(dir_ / "folder.csv");
+  EXPECT_NE(row_file_error(dir_ / "folder.csv").find("is a folder"), std::string::npos);
+  write_text(dir_ / "plain", "a file\n");
+  EXPECT_NE(row_file_error(dir_ / "plain" / "x.csv").find("cannot be created"), std::string::npos);
+  EXPECT_NE(row_file_error("/proc/opbench_rows.csv").find("cannot be written"), std::string::npos);
+  EXPECT_EQ(row_file_error(dir_ / "fresh" / "ok.csv"), "no error");
+  EXPECT_FALSE(fs::exists(dir_ / "fresh" / "ok.csv"));   // checking created no file
+}
+
+TEST_F(Reporters, ASidecarThatIsNotDashboardRecordsIsRefused) {
+  write_text(dir_ / "run.json", "{\"ok\": 1}\nnot json\n");
+  EXPECT_NE(row_file_error(dir_ / "run.csv").find("run.json:2: not a dashboard record"), std::string::npos);
+}
+
+TEST_F(Reporters, EachExperimentIsWrittenWhenItsLastCaseIsDone) {
   fs::path csv = dir_ / "progress.csv";
-  ExperimentReporter reporter(h200_run(), h200_info(), {}, csv.string(), nullptr);
+  ExperimentReporter reporter(h200_run(), h200_info(), {}, RowFile(csv.string()),
+                              {"LayerNorm/bf16/4096x1024/aten", "LayerNorm/bf16/4096x4096/aten",
+                               "LayerNorm/fp16/4096x1024/aten"},
+                              nullptr);
   reporter.ReportRuns({case_run("LayerNorm/bf16/4096x1024/aten", 1800)});
-  EXPECT_FALSE(fs::exists(csv));                         // bf16 may still have cases to come
+  EXPECT_FALSE(fs::exists(csv));                         // bf16 has a case to come
+  reporter.ReportRuns({case_run("LayerNorm/bf16/4096x4096/aten", 2200)});
+  EXPECT_EQ(read_csv(csv.string()).size(), 2u);          // header + the bf16 row, before any fp16 case ran
   reporter.ReportRuns({case_run("LayerNorm/fp16/4096x1024/aten", 1500)});
-  EXPECT_EQ(read_csv(csv.string()).size(), 2u);          // header + the finished bf16 row
+  EXPECT_EQ(read_csv(csv.string()).size(), 3u);
+  reporter.Finalize();
+  EXPECT_EQ(read_csv(csv.string()).size(), 3u);          // nothing written twice
+}
+
+// Writers that append to one file at once keep every row (each append re-reads under a lock).
+TEST_F(Reporters, ConcurrentAppendsKeepEveryRow) {
+  fs::path csv = dir_ / "shared.csv";
+  constexpr int kWriters = 8, kRowsEach = 20;
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      RowFile rows(csv.string());   // each writer its own, as separate processes would have
+      for (int r = 0; r < kRowsEach; ++r)
+        rows.append({{"w" + std::to_string(w), "m", "", std::to_string(r)}}, {"{\"w\": " + std::to_string(w) + "}"});
+    });
+  }
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(read_csv(csv.string()).size(), 1u + kWriters * kRowsEach);
+  std::string json = read_text(dir_ / "shared.json");
+  EXPECT_EQ(std::count(json.begin(), json.end(), '\n'), kWriters * kRowsEach);
 }
 
 std::string target_error(const std::string& text) {

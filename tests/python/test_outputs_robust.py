@@ -1,0 +1,52 @@
+"""bench_ops refuses unusable selections and output paths before running anything (exit 2, one line),
+and two bench_ops writing the same --output keep every row."""
+import csv
+import json
+import subprocess
+
+from bench_ops_bin import bench_ops
+
+FAST = ["--opbench_max_time=0.01", "--opbench_min_samples=3"]
+
+
+def run(*args):
+    return subprocess.run([str(bench_ops()), *args], capture_output=True, text=True, timeout=300)
+
+
+def test_filter_matching_nothing_or_invalid_exits_2_with_one_line():
+    nothing = run("--benchmark_filter=NoSuchFamily/")
+    assert nothing.returncode == 2
+    assert "--benchmark_filter=NoSuchFamily/ matches no case" in nothing.stderr
+    invalid = run("--benchmark_filter=(")
+    assert invalid.returncode == 2
+    assert "not a valid regular expression" in invalid.stderr
+
+
+def test_output_clashes_are_refused_before_any_case_runs(tmp_path):
+    same_json = run("--output", str(tmp_path / "same.json"))
+    assert same_json.returncode == 2 and "expected a .csv file" in same_json.stderr
+    clash = run("--output", str(tmp_path / "run.csv"), f"--benchmark_out={tmp_path / 'run.json'}")
+    assert clash.returncode == 2 and "--benchmark_out" in clash.stderr and "run.json" in clash.stderr
+    under_file = tmp_path / "plain"
+    under_file.write_text("x")
+    bad = run("--output", str(under_file / "x.csv"))
+    assert bad.returncode == 2 and "cannot be created" in bad.stderr
+    assert "Experiments on" not in bad.stdout          # nothing ran
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_two_writers_keep_every_row(tmp_path):
+    """Two bench_ops append to one --output at the same time, 20 times: every row of both is kept."""
+    out = tmp_path / "shared.csv"
+    args = [str(bench_ops()), "--benchmark_filter=^(Gemv|GatherGemv)/", "--output", str(out), *FAST]
+    rows_per_run = 4   # {gemv, gather_gemv} x {bfloat16, int8}, each written as soon as it is complete
+    for trial in range(1, 21):
+        procs = [subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+        rows = list(csv.reader(out.open()))
+        assert len(rows) == 1 + 2 * rows_per_run * trial, f"trial {trial}: {len(rows) - 1} rows"
+        records = (tmp_path / "shared.json").read_text().splitlines()
+        assert len(records) == 2 * rows_per_run * trial
+        assert all(json.loads(r)["model"]["name"] in ("gemv", "gather_gemv") for r in records)
