@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace opbench {
@@ -29,6 +30,25 @@ double parse_number(const std::string& flag, const std::string& text, double min
   return value;
 }
 
+// A whole number: "1.5" is refused, not truncated.
+int parse_integer(const std::string& flag, const std::string& text, double min, double max) {
+  double value = parse_number(flag, text, min, max);
+  if (value != std::floor(value)) throw std::invalid_argument(flag + "=" + text + ": expected a whole number");
+  return static_cast<int>(value);
+}
+
+// Google Benchmark flags that would be silently ignored or misleading here: refused with what to use.
+void refuse_ignored_gbench_flag(const std::string& arg, bool full_console) {
+  auto is = [&](const char* name) { return arg == name || arg.rfind(std::string(name) + "=", 0) == 0; };
+  if (is("--benchmark_min_time") || is("--benchmark_min_warmup_time"))
+    throw std::invalid_argument(arg.substr(0, arg.find('=')) +
+                                ": each opbench case samples until its median is steady; set that rule with "
+                                "--opbench_max_noise, --opbench_min_samples and --opbench_max_time");
+  if (is("--benchmark_counters_tabular") && !full_console)
+    throw std::invalid_argument("--benchmark_counters_tabular applies to Google Benchmark's table: add "
+                                "--opbench_console=full (the default view is always one line per case)");
+}
+
 OplogOptions& oplog(CliOptions& cli) {
   if (!cli.oplog) cli.oplog.emplace();
   return *cli.oplog;
@@ -44,6 +64,16 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       cli.passthrough.push_back(args[0]);
     } else if (args[i] == "--help" || args[i] == "-h") {
       cli.help = true;
+    } else if (args[i] == "--version") {
+      cli.version = true;
+    } else if (args[i] == "--opbench_list") {
+      cli.list = true;
+    } else if (auto v = flag_value(args, i, "--opbench_console")) {
+      if (*v != "compact" && *v != "full")
+        throw std::invalid_argument("--opbench_console=" + *v + ": expected compact or full");
+      cli.full_console = *v == "full";
+    } else if (auto v = flag_value(args, i, "--opbench_markdown")) {
+      cli.markdown = *v;
     } else if (auto v = flag_value(args, i, "--output")) {
       cli.output = *v;
     } else if (auto v = flag_value(args, i, "--targets")) {
@@ -61,13 +91,13 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     } else if (auto v = flag_value(args, i, "--opbench_max_time")) {
       rule.max_seconds = parse_number("--opbench_max_time", *v, 0.001, 3600);
     } else if (auto v = flag_value(args, i, "--opbench_min_samples")) {
-      rule.min_samples = static_cast<int>(parse_number("--opbench_min_samples", *v, 1, 1e6));
+      rule.min_samples = parse_integer("--opbench_min_samples", *v, 1, 1e6);
     } else if (auto v = flag_value(args, i, "--opbench_cpu_threads")) {
-      cli.cpu_threads = static_cast<int>(parse_number("--opbench_cpu_threads", *v, 1, 4096));
+      cli.cpu_threads = parse_integer("--opbench_cpu_threads", *v, 1, 4096);
     } else if (auto v = flag_value(args, i, "--opbench_trace")) {
       cli.trace.dir = *v;
     } else if (auto v = flag_value(args, i, "--opbench_trace_iters")) {
-      cli.trace.iterations = static_cast<int>(parse_number("--opbench_trace_iters", *v, 1, 1e6));
+      cli.trace.iterations = parse_integer("--opbench_trace_iters", *v, 1, 1e6);
     } else if (auto v = flag_value(args, i, "--oplog")) {
       oplog(cli).path = *v;
     } else if (auto v = flag_value(args, i, "--oplog_dtype")) {
@@ -75,13 +105,14 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
         throw std::invalid_argument("--oplog_dtype=" + *v + ": expected f16, bf16 or f32");
       oplog(cli).dtype = *v;
     } else if (auto v = flag_value(args, i, "--oplog_max_inputs")) {
-      oplog(cli).max_inputs = static_cast<int>(parse_number("--oplog_max_inputs", *v, 1, 1e9));
+      oplog(cli).max_inputs = parse_integer("--oplog_max_inputs", *v, 1, 1e9);
     } else if (args[i] == "--channels_last") {
       oplog(cli).channels_last = true;
     } else {
       cli.passthrough.push_back(args[i]);
     }
   }
+  for (size_t i = 1; i < cli.passthrough.size(); ++i) refuse_ignored_gbench_flag(cli.passthrough[i], cli.full_console);
   if (cli.oplog && cli.oplog->path.empty())
     throw std::invalid_argument("--oplog_dtype, --oplog_max_inputs and --channels_last need --oplog FILE|DIR");
   return cli;
@@ -94,10 +125,20 @@ Cases are named Family/dtype/shape/backend, e.g. LayerNorm/bf16/4096x8192/aten.
   bench_ops --benchmark_filter='LayerNorm/.*'      one family
   bench_ops --benchmark_list_tests                 list the cases
   bench_ops --output results/run.csv               + experiment rows (CSV) and dashboard JSON
+  bench_ops --opbench_list                         families, their experiments, dtypes, backends, shapes
 
 opbench flags:
-  --output FILE               append experiment rows (target/actual per experiment and dtype) to
-                              FILE (CSV) and dashboard records to <FILE without .csv>.json
+  --version                   opbench sha, torch, CUDA and Google Benchmark versions
+  --opbench_list              list the families (what each measures, experiments, dtypes, backends,
+                              GPU and CPU shapes) and exit
+  --output FILE.csv           append experiment rows (target/actual per experiment, dtype, backend)
+                              to FILE.csv and dashboard records to FILE.json (JSON Lines: one record
+                              per line); each row is written when its experiment's last case is done,
+                              under a lock, so concurrent runs may share one file
+  --opbench_markdown FILE     also write the experiment summary as a markdown table (PR comments)
+  --opbench_console=compact|full
+                              compact (default): one line per case (time, GB/s, TFLOP/s, %peak,
+                              %ceiling, noise); full: Google Benchmark's table with every counter
   --targets FILE|DIR          targets file or folder (default: the source tree's targets/)
   --opbench_cache=cold|warm   cold (default): flush L2 (a buffer of 2x L2 zeroed) before every
                               timed iteration; warm: no flush
@@ -122,9 +163,18 @@ Operator replay (instead of the families):
   --channels_last             4-d inputs in channels-last layout
 
 Each case reports its median time (Google Benchmark's time column; manual time) and counters
-GB/s, TFLOP/s, %peak (datasheet), %ceiling (of this run's Ceiling cases, when they ran), bytes,
-flops, samples, noise_pct (sample spread), median_noise_pct (the median's), converged.
+GB/s, TFLOP/s, %peak (datasheet), %ceiling (of the ceiling that fits its traffic: read, write or
+copy stream, GEMM; measured by this run's Ceiling cases, when they ran), bytes, flops, samples,
+noise_pct (sample spread), median_noise_pct (the median's), converged.
+Host (CPU) time is not reported: the samples are taken by the case itself, so Google Benchmark's CPU
+column (in --opbench_console=full and cpu_time in its JSON) times only its own bookkeeping; ignore it.
 On a machine without a CUDA device the CPU cases run, timed with the host clock.
+
+Google Benchmark flags: --benchmark_filter, --benchmark_list_tests, --benchmark_repetitions,
+--benchmark_out/_format, --benchmark_format, --benchmark_time_unit work as documented;
+--benchmark_color and --benchmark_counters_tabular apply to --opbench_console=full;
+--benchmark_min_time is refused (the stopping rule above governs); --v=N logs Google Benchmark's
+internal names, which carry the /iterations:1/manual_time suffix that every output removes.
 
 Google Benchmark flags follow.
 )";

@@ -19,6 +19,10 @@ struct CliOptions {
   TraceOptions trace;                 // --opbench_trace DIR, --opbench_trace_iters N
   int cpu_threads = 1;                // --opbench_cpu_threads: ATen intra-op threads on CPU runs
   bool help = false;
+  bool version = false;               // --version
+  bool list = false;                  // --opbench_list
+  bool full_console = false;          // --opbench_console=full: Google Benchmark's own table
+  std::optional<std::string> markdown;   // --opbench_markdown FILE
   std::vector<std::string> passthrough;   // argv[0] and every flag not ours, in order
 };
 

@@ -11,7 +11,11 @@
 #include <optional>
 #include <sstream>
 
+#include "console.h"
 #include "experiments.h"
+#include "info.h"
+#include "outputs.h"
+#include "summary.h"
 #include "forwarding.h"
 #include "opbench/check.h"
 #include "opbench/targets.h"
@@ -54,6 +58,17 @@ void add_context(const RunInfo& info) {
   benchmark::AddCustomContext("opbench_sha", info.opbench_sha);
 }
 
+// The first line of the compact view: what ran where, with what.
+std::string run_title(const RunInfo& info) {
+  std::string title = "bench_ops on " + info.device.name + " (" + (info.device.is_gpu ? "GPU" : "CPU") +
+                      "; timer " + info.timer + ", cache " + info.cache + "; opbench " + info.opbench_sha +
+                      ", torch " + info.torch_version + ")";
+#ifndef NDEBUG
+  title += "\nopbench itself was built without optimization: timings of its own kernels may suffer";
+#endif
+  return title;
+}
+
 std::unique_ptr<benchmark::BenchmarkReporter> make_format_reporter(const std::string& format) {
   if (format == "json") return std::make_unique<benchmark::JSONReporter>();
   if (format == "csv") return std::make_unique<benchmark::CSVReporter>();
@@ -90,6 +105,7 @@ GbenchFlags gbench_flags(const std::vector<std::string>& args) {
     if (auto v = value(arg, "--benchmark_format")) flags.format = *v;
     if (auto v = value(arg, "--benchmark_out")) flags.out = *v;
     if (auto v = value(arg, "--benchmark_out_format")) flags.out_format = *v;
+    if (auto v = value(arg, "--benchmark_time_unit")) flags.time_unit = *v;
     if (arg == "--benchmark_list_tests" || value(arg, "--benchmark_list_tests").value_or("") == "true")
       flags.list_tests = true;
   }
@@ -119,6 +135,19 @@ RowFile checked_row_file(const std::string& output, const GbenchFlags& flags) {
   return rows;
 }
 
+// --opbench_markdown: the summary table for a pull-request comment; a failure is reported, not fatal.
+void write_markdown(const std::string& path, const ExperimentReporter& experiments, const RunInfo& info,
+                    const RunContext& run) {
+  std::ostringstream text;
+  print_markdown_summary(text, experiments.rows(), info, run.ceilings);
+  try {
+    write_file_atomically(path, text.str());
+    std::cerr << "bench_ops: markdown summary in " << path << "\n";
+  } catch (const Error& e) {
+    std::cerr << "bench_ops: " << e.what() << "\n";
+  }
+}
+
 RunInfo run_info(const DeviceInfo& device, const RunOptions& run) {
   BuildInfo build = build_info();
   return {device, build.torch_version, build.cuda_version, build.opbench_sha,
@@ -141,8 +170,13 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     return 2;
   }
   if (flags.list_tests) return list_cases();
+  if (cli.list) {
+    print_family_list(std::cout, device);
+    return 0;
+  }
   std::set<std::string> selected;
   std::optional<RowFile> rows;
+  std::optional<std::string> rows_path = replay_plan ? std::nullopt : cli.output;
   try {
     selected = selected_cases(run.cases, benchmark::GetBenchmarkFilter());
     if (selected.empty())
@@ -182,7 +216,11 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   }
   add_context(info);
 
-  auto display = make_format_reporter(flags.format);
+  std::unique_ptr<benchmark::BenchmarkReporter> display;
+  if (flags.format == "console" && !cli.full_console)
+    display = std::make_unique<CompactConsoleReporter>(run_title(info));
+  else
+    display = make_format_reporter(flags.format);
   std::vector<benchmark::BenchmarkReporter*> shown{display.get(), results.get()};
   if (replay) shown.insert(shown.begin(), replay->line_clearer());   // erases its progress line
   ForwardingReporter display_forward(shown);
@@ -195,6 +233,10 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   }
   benchmark::RunSpecifiedBenchmarks(&display_forward, file_forward.get());
   benchmark::Shutdown();
+  if (experiments && cli.markdown) write_markdown(*cli.markdown, *experiments, info, run);
+  if (experiments && rows_path && !experiments->write_failed())
+    std::cerr << "bench_ops: experiment rows in " << *rows_path << " and dashboard records (JSON Lines) in "
+              << dashboard_path(*rows_path) << "\n";
   if (experiments && experiments->write_failed()) {
     std::cerr << "bench_ops: some experiment rows could not be written to " << *cli.output << " (messages above)\n";
     return 2;

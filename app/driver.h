@@ -21,6 +21,7 @@ struct GbenchFlags {
   std::string out;                    // --benchmark_out
   std::string out_format = "json";    // --benchmark_out_format
   bool list_tests = false;            // --benchmark_list_tests
+  std::string time_unit = "us";       // --benchmark_time_unit: ns, us, ms or s
 };
 GbenchFlags gbench_flags(const std::vector<std::string>& args);
 

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "forwarding.h"
 #include "driver.h"
+#include "info.h"
 
 int main(int argc, char** argv) {
   using namespace opbench;
@@ -17,7 +18,12 @@ int main(int argc, char** argv) {
     std::cerr << "bench_ops: " << e.what() << "\n(see bench_ops --help)\n";
     return 2;
   }
+  if (cli.version) {
+    print_version(std::cout, build_info());
+    return 0;
+  }
   GbenchFlags flags = gbench_flags(cli.passthrough);
+  cli.run.time_unit = flags.time_unit;
   std::vector<char*> gb_argv;
   for (auto& arg : cli.passthrough) {
     if (arg.rfind("--benchmark_filter=", 0) == 0)

@@ -126,10 +126,12 @@ void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContex
     if (!ctx.finished() && !state.error_occurred())
       state.SkipWithError("the case neither timed its work nor said why it was skipped");
   };
+  const std::string& unit = run.options.time_unit;
   benchmark::RegisterBenchmark(kept.name().c_str(), case_body)
       ->Iterations(1)
       ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
+      ->Unit(unit == "ns" ? benchmark::kNanosecond : unit == "ms" ? benchmark::kMillisecond
+             : unit == "s" ? benchmark::kSecond : benchmark::kMicrosecond);
 }
 
 }  // namespace opbench

@@ -13,7 +13,40 @@ std::string cell(const std::optional<double>& value, const char* format) {
   return buffer;
 }
 
+// "read 3056, write 3296, copy 3025 GB/s; gemm 785 TFLOP/s" (the measured ones only), or "none".
+std::string ceilings_text(const Ceilings& c) {
+  std::string text;
+  auto add = [&](const char* name, const std::optional<double>& v) {
+    if (v) text += (text.empty() ? "" : ", ") + std::string(name) + " " + cell(v, "%.0f");
+  };
+  add("read", c.read_gbps);
+  add("write", c.write_gbps);
+  add("copy", c.copy_gbps);
+  if (!text.empty()) text += " GB/s";
+  if (c.gemm_tflops) text += (text.empty() ? "" : "; ") + std::string("gemm ") + cell(c.gemm_tflops, "%.0f") + " TFLOP/s";
+  return text.empty() ? "none" : text;
+}
+
+const char* value_format(const ExperimentRow& r) {
+  // flops_utilization is a fraction: 4 significant digits; the rest are GB/s-like: 2 decimals.
+  return r.metric == "flops_utilization" ? "%.4g" : "%.2f";
+}
+
 }  // namespace
+
+void print_markdown_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, const RunInfo& info,
+                            const Ceilings& ceilings) {
+  out << "### opbench on " << info.device.name << "\n\n"
+      << "timer " << info.timer << ", cache " << info.cache << "; opbench `" << info.opbench_sha << "`, torch "
+      << info.torch_version << "; measured ceilings: " << ceilings_text(ceilings) << "\n\n"
+      << "| experiment | dtype | backend | metric | target | actual | % target | % peak | % ceiling | status |\n"
+      << "|---|---|---|---|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& r : rows)
+    out << "| " << r.name << " | " << r.dtype << " | " << r.backend << " | " << r.metric << " | "
+        << cell(r.target, value_format(r)) << " | " << cell(r.actual, value_format(r)) << " | "
+        << cell(r.pct_of_target, "%.1f") << " | " << cell(r.pct_of_peak, "%.1f") << " | "
+        << cell(r.pct_of_ceiling, "%.1f") << " | " << r.status << " |\n";
+}
 
 void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, const RunInfo& info,
                    const Ceilings& ceilings) {
@@ -21,17 +54,14 @@ void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, co
   char line[256];
   out << "\nExperiments on " << info.device.name << " (timer " << info.timer << ", cache " << info.cache
       << "; peaks: " << (info.device.peaks ? info.device.peaks->model : std::string("unknown"))
-      << "; measured ceilings: copy " << cell(ceilings.copy_gbps, "%.0f") << " GB/s, gemm "
-      << cell(ceilings.gemm_tflops, "%.0f") << " TFLOP/s)\n";
+      << "; measured ceilings: " << ceilings_text(ceilings) << ")\n";
   std::snprintf(line, sizeof line, "%-20s %-9s %-7s %-24s %10s %10s %8s %7s %7s  %s\n", "experiment", "dtype",
                 "backend", "metric", "target", "actual", "%target", "%peak", "%ceil", "status");
   out << line;
   for (const auto& r : rows) {
-    // flops_utilization is a fraction: 4 significant digits; the rest are GB/s-like: 2 decimals.
-    const char* value_format = r.metric == "flops_utilization" ? "%.4g" : "%.2f";
     std::snprintf(line, sizeof line, "%-20s %-9s %-7s %-24s %10s %10s %8s %7s %7s  %s\n", r.name.c_str(),
-                  r.dtype.c_str(), r.backend.c_str(), r.metric.c_str(), cell(r.target, value_format).c_str(),
-                  cell(r.actual, value_format).c_str(), cell(r.pct_of_target, "%.1f").c_str(),
+                  r.dtype.c_str(), r.backend.c_str(), r.metric.c_str(), cell(r.target, value_format(r)).c_str(),
+                  cell(r.actual, value_format(r)).c_str(), cell(r.pct_of_target, "%.1f").c_str(),
                   cell(r.pct_of_peak, "%.1f").c_str(), cell(r.pct_of_ceiling, "%.1f").c_str(),
                   r.status.c_str());
     out << line;

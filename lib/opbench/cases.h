@@ -35,6 +35,7 @@ struct RunOptions {
   CacheMode cache = CacheMode::kCold;
   TimerKind gpu_timer = TimerKind::kEvents;   // kEvents or kGraph
   StoppingRule rule;
+  std::string time_unit = "us";               // the unit of Google Benchmark's time column: ns us ms s
 };
 
 // What one case is, kept for the whole run after registration.

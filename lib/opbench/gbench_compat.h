@@ -30,6 +30,10 @@ std::string skip_message(const Run& run) {
     return run.error_message;
 }
 
+// The Google Benchmark generation this was compiled against (for --version).
+inline constexpr const char* kVersionName =
+    HasSkipped<benchmark::BenchmarkReporter::Run>::value ? "1.8 or later" : "1.7";
+
 // Marks a run skipped with an error (for tests that build runs by hand).
 template <typename Run>
 void mark_skipped(Run& run, const std::string& message) {

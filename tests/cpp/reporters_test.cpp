@@ -16,6 +16,7 @@
 #include "opbench/targets.h"
 #include "outputs.h"
 #include "row_file.h"
+#include "summary.h"
 #include "test_files.h"
 
 namespace opbench {
@@ -135,6 +136,15 @@ TEST_F(Reporters, CsvJsonAndSummaryMatchGolden) {
   expect_golden(read_text(csv), "sweep.csv");
   expect_golden(read_text(dir_ / "out/nested/gpt_fast_benchmark.json"), "sweep.json");
   expect_golden(summary, "sweep_summary.txt");
+}
+
+TEST_F(Reporters, MarkdownSummaryMatchesGolden) {
+  ExperimentReporter reporter(h200_run(), h200_info(), load_targets((dir_ / "targets").string()), std::nullopt,
+                              {}, nullptr);
+  for (const auto& run : sweep()) reporter.ReportRuns({run});
+  std::ostringstream markdown;
+  print_markdown_summary(markdown, reporter.rows(), h200_info(), h200_run().ceilings);
+  expect_golden(markdown.str(), "sweep_summary.md");
 }
 
 TEST_F(Reporters, RowsCarryTheArithmetic) {

@@ -1,0 +1,73 @@
+#include "console.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "opbench/gbench_compat.h"
+
+namespace opbench {
+namespace {
+
+constexpr const char* kSuffix = "/iterations:1/manual_time";
+
+std::string counter(const benchmark::BenchmarkReporter::Run& run, const char* name, const char* format) {
+  auto it = run.counters.find(name);
+  if (it == run.counters.end() || !std::isfinite(static_cast<double>(it->second))) return "-";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, format, static_cast<double>(it->second));
+  return buffer;
+}
+
+std::string time_cell(const benchmark::BenchmarkReporter::Run& run) {
+  double t = run.GetAdjustedRealTime();
+  char buffer[32];
+  if (!std::isfinite(t)) return "-";
+  if (run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate &&
+      run.aggregate_unit == benchmark::StatisticUnit::kPercentage) {
+    std::snprintf(buffer, sizeof buffer, "%.2f %%", 100 * t);
+    return buffer;
+  }
+  std::snprintf(buffer, sizeof buffer, t >= 100 ? "%.1f %s" : "%.3g %s", t,
+                benchmark::GetTimeUnitString(run.time_unit));
+  return buffer;
+}
+
+}  // namespace
+
+bool CompactConsoleReporter::ReportContext(const Context& context) {
+  int suffix = static_cast<int>(std::strlen(kSuffix));
+  name_width_ = std::clamp(static_cast<int>(context.name_field_width) - suffix, 24, 72);
+  GetOutputStream() << title_ << "\n";
+  return true;
+}
+
+void CompactConsoleReporter::print_header() {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-*s %12s %9s %9s %7s %7s %7s\n", name_width_, "case", "time", "GB/s",
+                "TFLOP/s", "%peak", "%ceil", "noise");
+  GetOutputStream() << line << std::string(std::strlen(line) - 1, '-') << "\n";
+  header_printed_ = true;
+}
+
+void CompactConsoleReporter::ReportRuns(const std::vector<Run>& runs) {
+  if (!header_printed_) print_header();
+  auto& out = GetOutputStream();
+  for (const auto& run : runs) {
+    std::string name = run.benchmark_name();
+    if (gbench::run_skipped(run)) {
+      out << name << "  skipped: " << gbench::skip_message(run) << "\n";
+      continue;
+    }
+    char line[512];
+    std::snprintf(line, sizeof line, "%-*s %12s %9s %9s %7s %7s %7s\n", name_width_, name.c_str(),
+                  time_cell(run).c_str(), counter(run, "GB/s", "%.1f").c_str(),
+                  counter(run, "TFLOP/s", "%.3g").c_str(), counter(run, "%peak", "%.1f").c_str(),
+                  counter(run, "%ceiling", "%.1f").c_str(), counter(run, "median_noise_pct", "%.2f%%").c_str());
+    out << line;
+  }
+  out.flush();
+}
+
+}  // namespace opbench

@@ -1,0 +1,26 @@
+// bench_ops' default console view: one header, then one line per case that fits a terminal —
+// name, median time, GB/s, TFLOP/s, %peak, %ceiling and the median's noise — with skipped cases and
+// their reason on their own line. Formats only what each case put in its run (time and counters).
+// Google Benchmark's full table (every counter, its CPU column) is --opbench_console=full.
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+namespace opbench {
+
+class CompactConsoleReporter : public benchmark::BenchmarkReporter {
+ public:
+  // `title`: the line printed first (device, timer, cache, versions).
+  explicit CompactConsoleReporter(std::string title) : title_(std::move(title)) {}
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+
+ private:
+  void print_header();
+  std::string title_;
+  int name_width_ = 40;
+  bool header_printed_ = false;
+};
+
+}  // namespace opbench

@@ -1,0 +1,58 @@
+"""bench_ops' command line as a user meets it: --version, --opbench_list, the compact console view,
+Google Benchmark flags honoured or refused with what to use instead, whole-number flags."""
+import subprocess
+
+from bench_ops_bin import bench_ops
+
+FAST = ["--opbench_max_time=0.01", "--opbench_min_samples=3"]
+
+
+def run(*args):
+    return subprocess.run([str(bench_ops()), *args], capture_output=True, text=True, timeout=300)
+
+
+def test_version_names_opbench_torch_and_google_benchmark():
+    proc = run("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("bench_ops (opbench ") and "torch 2.11" in proc.stdout
+    assert "Google Benchmark 1." in proc.stdout
+
+
+def test_list_describes_every_family_without_running():
+    proc = run("--opbench_list")
+    assert proc.returncode == 0
+    for family in ("LayerNorm", "RMSNorm", "Gemv", "GatherGemv", "MLP", "Ceiling"):
+        assert f"\n{family}: " in "\n" + proc.stdout
+    assert "experiment rms_norm (memory_bandwidth(GB/s))" in proc.stdout
+    assert "cuda(GPU)" in proc.stdout and "copy(GPU)[copy ceiling]" in proc.stdout
+    assert "Experiments on" not in proc.stdout
+
+
+def test_compact_view_fits_a_terminal_with_one_header():
+    proc = run("--benchmark_filter=^(LayerNorm|MLP)/", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("bench_ops on ")
+    assert sum(1 for line in lines if line.startswith("case ")) == 1          # one header
+    case_lines = [line for line in lines if line.startswith(("LayerNorm/", "MLP/"))]
+    assert len(case_lines) == 7
+    assert max(len(line) for line in lines if not line.startswith(("Experiments", "experiment", "layer_norm", "mlp_"))) <= 100
+    assert "/iterations:1" not in proc.stdout and "WARNING" not in proc.stdout
+    assert all("u " not in line.split()[3] for line in case_lines)           # TFLOP/s not in SI suffixes
+    assert "nan" not in proc.stdout
+
+
+def test_time_unit_is_honoured_and_full_view_is_google_benchmarks_table():
+    proc = run("--benchmark_filter=^Gemv/bf16/64/", "--benchmark_time_unit=ns", *FAST)
+    assert proc.returncode == 0 and " ns " in proc.stdout
+    full = run("--benchmark_filter=^Gemv/bf16/64/", "--opbench_console=full", "--benchmark_counters_tabular=false", *FAST)
+    assert full.returncode == 0 and "Iterations" in full.stdout
+
+
+def test_flags_that_would_be_ignored_are_refused_with_the_alternative():
+    min_time = run("--benchmark_min_time=2")
+    assert min_time.returncode == 2 and "--opbench_max_time" in min_time.stderr
+    tabular = run("--benchmark_counters_tabular=false")
+    assert tabular.returncode == 2 and "--opbench_console=full" in tabular.stderr
+    fraction = run("--opbench_min_samples=1.5")
+    assert fraction.returncode == 2 and "expected a whole number" in fraction.stderr
