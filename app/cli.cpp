@@ -121,7 +121,9 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
 std::string cli_help() {
   return R"(bench_ops: PyTorch operator benchmarks (Google Benchmark + LibTorch)
 
-Cases are named Family/dtype/shape/backend, e.g. LayerNorm/bf16/4096x8192/aten.
+Cases are named Family/dtype/shape/backend, e.g. LayerNorm/bf16/4096x8192/aten. A filter is a
+regular expression searched in the name; one that starts with a family name and '/' selects that
+family only (Gemv/ does not select GatherGemv/).
   bench_ops --benchmark_filter='LayerNorm/.*'      one family
   bench_ops --benchmark_list_tests                 list the cases
   bench_ops --output results/run.csv               + experiment rows (CSV) and dashboard JSON

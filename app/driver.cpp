@@ -9,6 +9,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <cstdio>
+#include <ctime>
+#include <random>
 #include <sstream>
 
 #include "console.h"
@@ -56,6 +59,7 @@ void add_context(const RunInfo& info) {
   benchmark::AddCustomContext("torch_version", info.torch_version);
   benchmark::AddCustomContext("cuda_version", info.cuda_version);
   benchmark::AddCustomContext("opbench_sha", info.opbench_sha);
+  benchmark::AddCustomContext("opbench_run_id", info.run_id);
 }
 
 // The first line of the compact view: what ran where, with what.
@@ -148,12 +152,26 @@ void write_markdown(const std::string& path, const ExperimentReporter& experimen
   }
 }
 
+std::string new_run_id() {
+  std::random_device random;
+  char id[16];
+  std::snprintf(id, sizeof id, "%06x%06x", random() & 0xffffff, random() & 0xffffff);
+  return id;
+}
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
 RunInfo run_info(const DeviceInfo& device, const RunOptions& run) {
   BuildInfo build = build_info();
   return {device, build.torch_version, build.cuda_version, build.opbench_sha,
           timer_kind_name(device.is_gpu ? run.gpu_timer : TimerKind::kHost),
           !device.is_gpu ? "none" : run.cache == CacheMode::kCold ? "cold" : "warm",
-          host_cpu_model(), static_cast<double>(host_memory_bytes()) / 1e9};
+          host_cpu_model(), static_cast<double>(host_memory_bytes()) / 1e9, new_run_id(), utc_now()};
 }
 
 int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {

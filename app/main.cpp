@@ -8,6 +8,7 @@
 #include "forwarding.h"
 #include "driver.h"
 #include "info.h"
+#include "selection.h"
 
 int main(int argc, char** argv) {
   using namespace opbench;
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
   std::vector<char*> gb_argv;
   for (auto& arg : cli.passthrough) {
     if (arg.rfind("--benchmark_filter=", 0) == 0)
-      arg = "--benchmark_filter=" + filter_for_registered_names(arg.substr(19));
+      arg = "--benchmark_filter=" + filter_for_registered_names(anchored_to_family(arg.substr(19)));
     gb_argv.push_back(arg.data());
   }
   if (cli.help) {

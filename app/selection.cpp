@@ -3,8 +3,15 @@
 #include <regex>
 
 #include "opbench/check.h"
+#include "opbench/family.h"
 
 namespace opbench {
+
+std::string anchored_to_family(const std::string& filter) {
+  for (const auto& family : registered_families())
+    if (filter.rfind(family.name + "/", 0) == 0) return "^" + filter;
+  return filter;
+}
 
 std::set<std::string> selected_cases(const CaseRegistry& cases, const std::string& filter) {
   std::string pattern = filter.empty() || filter == "all" ? "." : filter;

@@ -146,7 +146,7 @@ void ExperimentReporter::write(const std::vector<Group*>& groups) {
   std::vector<std::string> records;
   for (const Group* group : groups) {
     ExperimentRow row = make_row(*group);
-    cells.push_back(csv_cells(row));
+    cells.push_back(csv_cells(row, info_));
     records.push_back(dashboard_record(row, info_).dump());
   }
   try {

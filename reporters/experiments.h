@@ -28,6 +28,8 @@ struct RunInfo {
   std::string timer, cache;        // "events"/"graph"/"host", "cold"/"warm"/"none"
   std::string host_cpu;            // CPU model of the host
   double host_memory_gb = 0;
+  std::string run_id;              // 12 hex digits, new for every bench_ops run: tells appended runs apart
+  std::string timestamp;           // when the run started, ISO 8601 UTC ("2026-11-23T20:50:00Z")
 };
 
 struct ExperimentRow {

@@ -26,14 +26,15 @@ nlohmann::json number_or_null(const std::optional<double>& value) {
 const std::vector<std::string>& csv_header() {
   static const std::vector<std::string> header = {
       "name", "metric", "target", "actual", "dtype", "device", "arch", "is_model",
-      "backend", "pct_of_target", "pct_of_peak", "pct_of_ceiling", "cases", "status"};
+      "backend", "pct_of_target", "pct_of_peak", "pct_of_ceiling", "cases", "status", "run_id", "timestamp"};
   return header;
 }
 
-std::vector<std::string> csv_cells(const ExperimentRow& row) {
+std::vector<std::string> csv_cells(const ExperimentRow& row, const RunInfo& info) {
   return {row.name, row.metric, number(row.target), number(row.actual), row.dtype, row.device, row.arch,
           row.is_model ? "True" : "False", row.backend, number(row.pct_of_target),
-          number(row.pct_of_peak), number(row.pct_of_ceiling), std::to_string(row.cases), row.status};
+          number(row.pct_of_peak), number(row.pct_of_ceiling), std::to_string(row.cases), row.status,
+          info.run_id, info.timestamp};
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
@@ -131,7 +132,9 @@ nlohmann::json dashboard_record(const ExperimentRow& row, const RunInfo& info) {
   if (row.actual) values.push_back(*row.actual);
   return {
       {"benchmark", {{"name", "opbench gpt-fast micro-benchmarks"}, {"mode", "inference"},
-                     {"dtype", row.dtype}, {"extra_info", {{"device", row.device}, {"arch", row.arch}}}}},
+                     {"dtype", row.dtype},
+                     {"extra_info", {{"device", row.device}, {"arch", row.arch}, {"run_id", info.run_id},
+                                     {"timestamp", info.timestamp}}}}},
       {"model", {{"name", row.name}, {"type", row.is_model ? "OSS model" : "micro-benchmark"},
                  {"backend", row.backend}, {"origins", {"pytorch"}}}},
       {"metric", {{"name", row.metric}, {"benchmark_values", values},

@@ -10,9 +10,10 @@
 
 namespace opbench {
 
-// name,metric,target,actual,dtype,device,arch,is_model, then the extras.
+// name,metric,target,actual,dtype,device,arch,is_model (gpt-fast's; is_model True/False as its CSV
+// writes it), then the extras, run_id and timestamp last.
 const std::vector<std::string>& csv_header();
-std::vector<std::string> csv_cells(const ExperimentRow& row);
+std::vector<std::string> csv_cells(const ExperimentRow& row, const RunInfo& info);
 
 // Minimal RFC 4180 reading/writing (quotes around cells holding , " or newline).
 std::vector<std::vector<std::string>> read_csv(const std::string& path);

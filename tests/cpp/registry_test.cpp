@@ -14,6 +14,7 @@
 #include "opbench/check.h"
 #include "opbench/family.h"
 #include "opbench/targets.h"
+#include "outputs.h"
 #include "test_files.h"
 
 namespace opbench {
@@ -122,17 +123,21 @@ TEST(FamilyDescriptor, HarnessReportersAndProgramNameNoFamily) {
 // tests/cpp/golden/h200_recheck/: bench_ops.json (Google Benchmark JSON of the default sweep on an H200,
 // sha e3dd1e6676f0, before the registry) and the gpt_fast_benchmark.csv/.json that run wrote, with the
 // targets file it used. The runs are fed to today's ExperimentReporter (looked up in the registry,
-// figures recomputed from work and manual time); the CSV must match byte for byte, the dashboard
-// JSON record for record with numbers equal to 1e-12 relative (the old code divided in another order).
+// figures recomputed from work and manual time); the CSV must match cell for cell (today's rows add
+// run_id and timestamp after the recorded columns), the dashboard JSON record for record with numbers
+// equal to 1e-12 relative (the old code divided in another order).
 
 using BRun = benchmark::BenchmarkReporter::Run;
 
+// Equal JSON, numbers to 1e-12 relative; `actual` may hold the keys that came after the recording
+// (run_id, timestamp), nothing else.
 void expect_same_json(const nlohmann::json& actual, const nlohmann::json& expected, const std::string& where) {
   if (expected.is_number() && actual.is_number()) {
     double a = actual.get<double>(), e = expected.get<double>();
     EXPECT_NEAR(a, e, 1e-12 * std::max(1.0, std::abs(e))) << where;
   } else if (expected.is_object() && actual.is_object()) {
-    EXPECT_EQ(actual.size(), expected.size()) << where;
+    for (const auto& [key, value] : actual.items())
+      EXPECT_TRUE(expected.contains(key) || key == "run_id" || key == "timestamp") << where << "." << key;
     for (const auto& [key, value] : expected.items()) {
       ASSERT_TRUE(actual.contains(key)) << where << "." << key;
       expect_same_json(actual[key], value, where + "." + key);
@@ -162,6 +167,8 @@ TEST(RecordedRun, H200SweepGivesTheRowsTheOldReportersWrote) {
   info.cache = context["opbench_cache"].get<std::string>();
   info.host_cpu = "Intel(R) Xeon(R) Processor";
   info.host_memory_gb = 135.14856448;
+  info.run_id = "0123456789ab";
+  info.timestamp = context["date"].get<std::string>();
 
   RunContext run(info.device);
   for (const auto& family : registered_families())
@@ -191,7 +198,18 @@ TEST(RecordedRun, H200SweepGivesTheRowsTheOldReportersWrote) {
     for (const auto& r : runs) reporter.ReportRuns({r});
     reporter.Finalize();
   }
-  EXPECT_EQ(testing::read_text(out / "gpt_fast_benchmark.csv"), testing::read_text(golden / "gpt_fast_benchmark.csv"));
+  // The CSV: the recorded run's 14 columns cell for cell, then this version's run_id and timestamp.
+  auto actual_csv = read_csv((out / "gpt_fast_benchmark.csv").string());
+  auto expected_csv = read_csv((golden / "gpt_fast_benchmark.csv").string());
+  ASSERT_EQ(actual_csv.size(), expected_csv.size());
+  for (size_t i = 0; i < expected_csv.size(); ++i) {
+    std::vector<std::string> recorded_columns(actual_csv[i].begin(), actual_csv[i].begin() + expected_csv[i].size());
+    EXPECT_EQ(recorded_columns, expected_csv[i]) << "CSV line " << i + 1;
+    std::vector<std::string> added(actual_csv[i].begin() + expected_csv[i].size(), actual_csv[i].end());
+    std::vector<std::string> wanted = {"run_id", "timestamp"};
+    if (i > 0) wanted = {info.run_id, info.timestamp};
+    EXPECT_EQ(added, wanted) << "CSV line " << i + 1;
+  }
   std::istringstream actual(testing::read_text(out / "gpt_fast_benchmark.json"));
   std::istringstream expected(testing::read_text(golden / "gpt_fast_benchmark.json"));
   std::string a, e;

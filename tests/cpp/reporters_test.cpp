@@ -56,6 +56,8 @@ RunInfo h200_info() {
   info.cache = "cold";
   info.host_cpu = "Test CPU";
   info.host_memory_gb = 128;
+  info.run_id = "a1b2c3d4e5f6";
+  info.timestamp = "2026-11-23T12:00:00Z";
   return info;
 }
 

@@ -56,3 +56,9 @@ def test_flags_that_would_be_ignored_are_refused_with_the_alternative():
     assert tabular.returncode == 2 and "--opbench_console=full" in tabular.stderr
     fraction = run("--opbench_min_samples=1.5")
     assert fraction.returncode == 2 and "expected a whole number" in fraction.stderr
+
+
+def test_a_filter_starting_with_a_family_selects_that_family_only():
+    listed = run("--benchmark_list_tests", "--benchmark_filter=Gemv/.*").stdout.split()
+    assert listed and all(name.startswith("Gemv/") for name in listed)
+    assert any(n.startswith("GatherGemv/") for n in run("--benchmark_list_tests", "--benchmark_filter=Gemv").stdout.split())
