@@ -1,5 +1,10 @@
 // Ceiling: what this GPU actually reaches, measured in the same run as every other case, so that a
 // case's throughput can be read as a share of the achievable and not only of the datasheet peak.
+//   Ceiling/bf16/32768x16384/read                 a read-only stream over a 1 GiB buffer (own kernel,
+//                                                 16-byte loads, the words summed into a checksum): GB/s
+//                                                 read, the bound of read-dominated ops (GEMV, decode)
+//   Ceiling/bf16/32768x16384/write                a write-only stream (own kernel, 16-byte stores of a
+//                                                 pattern): GB/s written
 //   Ceiling/bf16/32768x16384/copy                 device-to-device copy of a 1 GiB bf16 buffer with
 //                                                 cudaMemcpyAsync: GB/s counting read + write (the
 //                                                 bandwidth ceiling; datasheet HBM peak is higher)
@@ -22,6 +27,7 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/randint.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/randn.h>
 
 #include "common/common.h"
@@ -32,6 +38,7 @@
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
+#include "ceiling/stream_kernels.h"
 #include "common/cublas_ops.h"
 #endif
 
@@ -64,6 +71,47 @@ void run_copy(CaseContext& ctx) {
 #endif
 }
 
+// The read-only stream: every 32-bit word read and summed; checked against ATen's sum of the same words.
+void run_read(CaseContext& ctx) {
+#ifdef OPBENCH_HAVE_CUDA
+  auto options = at::TensorOptions().device(ctx.device());
+  at::Tensor data = at::randn(ctx.info().dims, options.dtype(c10::kBFloat16));
+  at::Tensor checksum = at::zeros({1}, options.dtype(c10::kInt));
+  const int64_t bytes = data.numel() * data.element_size();
+  auto iteration = [&] {
+    kernels::launch_read_stream(data.data_ptr(), bytes, reinterpret_cast<uint32_t*>(checksum.data_ptr()),
+                                c10::cuda::getCurrentCUDAStream().stream());
+  };
+  ctx.check_and_time(iteration, [&] {
+    // Words summed with wrap-around: int64 sum of the words as unsigned, modulo 2^32.
+    at::Tensor words = data.view(c10::kInt).to(c10::kLong).bitwise_and(0xffffffffLL);
+    uint64_t expected = static_cast<uint64_t>(words.sum().item<int64_t>()) & 0xffffffffULL;
+    uint64_t actual = static_cast<uint32_t>(checksum.item<int32_t>());
+    if (actual != expected)
+      throw Error("Ceiling read: checksum " + std::to_string(actual) + ", expected " + std::to_string(expected));
+  });
+#else
+  ctx.skip_unavailable("the read ceiling needs a CUDA build");
+#endif
+}
+
+// The write-only stream: every 32-bit word set to a pattern; checked by reading the buffer back.
+void run_write(CaseContext& ctx) {
+#ifdef OPBENCH_HAVE_CUDA
+  constexpr uint32_t kPattern = 0x3f803f80u;   // two bf16 1.0s
+  at::Tensor data = at::zeros(ctx.info().dims, at::TensorOptions().device(ctx.device()).dtype(c10::kBFloat16));
+  const int64_t bytes = data.numel() * data.element_size();
+  auto iteration = [&] {
+    kernels::launch_write_stream(data.data_ptr(), bytes, kPattern, c10::cuda::getCurrentCUDAStream().stream());
+  };
+  ctx.check_and_time(iteration, [&] {
+    if (!data.eq(1.0).all().item<bool>()) throw Error("Ceiling write: the buffer does not hold the pattern");
+  });
+#else
+  ctx.skip_unavailable("the write ceiling needs a CUDA build");
+#endif
+}
+
 void run_gemm(CaseContext& ctx) {
 #ifdef OPBENCH_HAVE_CUDA
   const int64_t m = ctx.info().dims[0], n = ctx.info().dims[1], k = ctx.info().dims[2];
@@ -92,17 +140,24 @@ void run_gemm(CaseContext& ctx) {
 }
 
 void run_ceiling(CaseContext& ctx) {
-  if (ctx.info().backend == "cublas")
+  const std::string& backend = ctx.info().backend;
+  if (backend == "cublas")
     run_gemm(ctx);
+  else if (backend == "read")
+    run_read(ctx);
+  else if (backend == "write")
+    run_write(ctx);
   else
     run_copy(ctx);
 }
 
 // A stream of `dims` bf16 elements read once and written once.
-Work copy_work(c10::ScalarType dtype, const Dims& dims) {
-  const double bytes = static_cast<double>(dims[0]) * dims[1] * c10::elementSize(dtype);
-  return {bytes, bytes};
+double stream_bytes(c10::ScalarType dtype, const Dims& dims) {
+  return static_cast<double>(dims[0]) * dims[1] * c10::elementSize(dtype);
 }
+Work copy_work(c10::ScalarType dtype, const Dims& dims) { return {stream_bytes(dtype, dims), stream_bytes(dtype, dims)}; }
+Work read_work(c10::ScalarType dtype, const Dims& dims) { return {stream_bytes(dtype, dims), 0}; }
+Work write_work(c10::ScalarType dtype, const Dims& dims) { return {0, stream_bytes(dtype, dims)}; }
 
 // C (m x n) = A (m x k) @ B (k x n), bf16: FLOPs 2*m*n*k; A and B read once, C written once.
 Work gemm_work(c10::ScalarType, const Dims& dims) {
@@ -115,7 +170,8 @@ Work gemm_work(c10::ScalarType, const Dims& dims) {
 OPBENCH_FAMILY(Ceiling) {
   return {.name = "Ceiling", .summary = "what this GPU reaches in this run: streams and the bf16 GEMM (the %ceiling denominators)",
           .dtypes = {c10::kBFloat16}, .gpu_shapes = {{kCopyRows, kCopyCols}},   // GPU only: a CPU ceiling scales nothing
-          .backends = {{"copy", true, {}, CeilingKind::kCopy}, {"cublas", true, {}, CeilingKind::kGemm, {{kGemmM, kGemmN, kGemmK}}, gemm_work}},
+          .backends = {{"read", true, {}, CeilingKind::kRead, {}, read_work}, {"write", true, {}, CeilingKind::kWrite, {}, write_work},
+                       {"copy", true, {}, CeilingKind::kCopy}, {"cublas", true, {}, CeilingKind::kGemm, {{kGemmM, kGemmN, kGemmK}}, gemm_work}},
           .peak = PeakKind::kBf16, .work = copy_work, .run = run_ceiling};
 }
 

@@ -134,7 +134,7 @@ TEST(FamilyCases, EveryFamilysCasesPassTheirCheckAndCountTheirWork) {
   if (device.is_gpu) {
     EXPECT_EQ(per_family["Gemv"], 5);         // bf16: aten cublas cuda; int8: aten cuda (D = 1024)
     EXPECT_EQ(per_family["GatherGemv"], 4);   // {bf16, int8} x {aten, cuda}
-    EXPECT_EQ(per_family["Ceiling"], 2);      // copy, cublas
+    EXPECT_EQ(per_family["Ceiling"], 4);      // read, write, copy, cublas
   } else {
     EXPECT_EQ(per_family["Gemv"], 4);         // {bf16, int8} x {64, 256}, aten
     EXPECT_EQ(per_family["GatherGemv"], 4);
