@@ -116,12 +116,26 @@ GbenchFlags gbench_flags(const std::vector<std::string>& args) {
   return flags;
 }
 
+// The targets of --targets (or the source tree's targets/), every name in them one a family declares.
 std::vector<TargetFile> targets_for(const CliOptions& cli) {
-  if (cli.targets) return load_targets(*cli.targets);
   std::string bundled = std::string(OPBENCH_SOURCE_DIR) + "/targets";
-  if (std::filesystem::is_directory(bundled)) return load_targets(bundled);
-  std::cerr << "bench_ops: no targets folder at " << bundled << "; rows get no targets\n";
-  return {};
+  if (!cli.targets && !std::filesystem::is_directory(bundled)) {
+    std::cerr << "bench_ops: no targets folder at " << bundled << "; rows get no targets\n";
+    return {};
+  }
+  std::vector<TargetFile> files = load_targets(cli.targets.value_or(bundled));
+  KnownNames known;
+  for (const auto& family : registered_families()) {
+    for (const auto& e : family.experiments) {
+      known.experiments.insert(e.name);
+      known.metrics.insert(metric_name(e.metric));
+    }
+    for (const auto& b : family.backends) known.backends.insert(b.name);
+  }
+  std::vector<std::string> problems = unknown_target_names(files, known);
+  if (problems.empty()) return files;
+  for (size_t i = 0; i + 1 < problems.size(); ++i) std::cerr << "bench_ops: " << problems[i] << "\n";
+  throw Error(problems.back());
 }
 
 // The rows file of --output, checked before anything runs; its dashboard sidecar and the CSV must not be

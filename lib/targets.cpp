@@ -41,12 +41,35 @@ std::string string_field(const json& object, const std::string& key, const std::
   return object[key].get<std::string>();
 }
 
+// Refuses keys outside `known`: a misspelt key ("backnd") would otherwise silently widen a target.
+void only_known_keys(const json& object, std::initializer_list<const char*> known, const std::string& path,
+                     const std::string& where) {
+  for (const auto& item : object.items()) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || item.key() == k;
+    if (!ok) {
+      std::string list;
+      for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
+      bad(path, where, "unknown key \"" + item.key() + "\" (expected: " + list + ")");
+    }
+  }
+}
+
+const std::set<std::string>& torch_dtype_names() {
+  static const std::set<std::string> names = {"bfloat16", "float16", "float32", "float64",
+                                              "int8",     "uint8",   "int32",   "int64"};
+  return names;
+}
+
 Target parse_target(const json& entry, const std::string& path, const std::string& where) {
   if (!entry.is_object()) bad(path, where, "expected an object");
+  only_known_keys(entry, {"experiment", "metric", "dtype", "backend", "target"}, path, where);
   Target t;
   t.experiment = string_field(entry, "experiment", path, where);
   t.metric = string_field(entry, "metric", path, where);
   t.dtype = string_field(entry, "dtype", path, where);
+  if (!torch_dtype_names().count(t.dtype))
+    bad(path, where + ".dtype", "unknown dtype \"" + t.dtype + "\" (torch's names: bfloat16, float16, float32, int8, ...)");
   t.backend = entry.contains("backend") ? string_field(entry, "backend", path, where) : "aten";
   if (!entry.contains("target")) bad(path, where, "missing \"target\"");
   if (!entry["target"].is_number() || entry["target"].get<double>() <= 0)
@@ -62,14 +85,20 @@ TargetFile load_target_file(const std::string& path) {
   if (!in) throw Error("targets file " + path + ": cannot be read");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  std::string text = buffer.str();
+  return parse_target_text(buffer.str(), path);
+}
+
+TargetFile parse_target_text(const std::string& text, const std::string& path) {
   json doc;
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     bad(path, line_column(text, e.byte > 0 ? e.byte - 1 : 0), "invalid JSON");
+  } catch (const json::exception& e) {   // e.g. a number out of range (1e400)
+    bad(path, "JSON", std::string("unusable number or value (") + e.what() + ")");
   }
   if (!doc.is_object()) bad(path, "top level", "expected an object");
+  only_known_keys(doc, {"devices", "rule", "targets"}, path, "top level");
   TargetFile file;
   file.path = path;
   if (!doc.contains("devices") || !doc["devices"].is_array() || doc["devices"].empty())
@@ -98,6 +127,7 @@ std::vector<TargetFile> load_targets(const std::string& file_or_dir) {
     for (const auto& entry : fs::directory_iterator(file_or_dir))
       if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
     std::sort(paths.begin(), paths.end());
+    if (paths.empty()) throw Error("targets folder " + file_or_dir + ": holds no *.json targets file");
   } else {
     paths.push_back(file_or_dir);
   }
@@ -111,6 +141,24 @@ std::vector<TargetFile> load_targets(const std::string& file_or_dir) {
     }
   }
   return files;
+}
+
+std::vector<std::string> unknown_target_names(const std::vector<TargetFile>& files, const KnownNames& known) {
+  std::vector<std::string> problems;
+  auto check = [&](const TargetFile& file, size_t i, const char* field, const std::string& value,
+                   const std::set<std::string>& names) {
+    if (!names.count(value))
+      problems.push_back("targets file " + file.path + ": targets[" + std::to_string(i) + "]." + field + ": \"" +
+                         value + "\" is not a registered " + field + " (bench_ops --opbench_list)");
+  };
+  for (const auto& file : files)
+    for (size_t i = 0; i < file.targets.size(); ++i) {
+      const Target& t = file.targets[i];
+      check(file, i, "experiment", t.experiment, known.experiments);
+      check(file, i, "metric", t.metric, known.metrics);
+      check(file, i, "backend", t.backend, known.backends);
+    }
+  return problems;
 }
 
 std::optional<Target> find_target(const std::vector<TargetFile>& files, const std::string& device_name,

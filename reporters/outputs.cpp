@@ -1,6 +1,8 @@
 #include "outputs.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,10 +12,20 @@
 namespace opbench {
 namespace {
 
+// A CSV number: six decimals (gpt-fast's style) where that keeps the value; outside [1e-3, 1e15) the
+// shortest %g form that reads back to the same double (1e308 stays 1e+308, 1e-9 does not become 0).
 std::string number(const std::optional<double>& value) {
   if (!value) return "";
+  double v = *value, magnitude = std::fabs(v);
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.6f", *value);
+  if (magnitude == 0 || (magnitude >= 1e-3 && magnitude < 1e15)) {
+    std::snprintf(buffer, sizeof buffer, "%.6f", v);
+    return buffer;
+  }
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
+    if (std::strtod(buffer, nullptr) == v) break;
+  }
   return buffer;
 }
 
@@ -35,62 +47,6 @@ std::vector<std::string> csv_cells(const ExperimentRow& row, const RunInfo& info
           row.is_model ? "True" : "False", row.backend, number(row.pct_of_target),
           number(row.pct_of_peak), number(row.pct_of_ceiling), std::to_string(row.cases), row.status,
           info.run_id, info.timestamp};
-}
-
-std::vector<std::vector<std::string>> read_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot be read");
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string cell;
-  bool quoted = false, any = false;
-  for (char c; in.get(c);) {
-    any = true;
-    if (quoted) {
-      if (c == '"' && in.peek() == '"') {
-        cell += '"';
-        in.get();
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cell += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      row.push_back(std::move(cell));
-      cell.clear();
-    } else if (c == '\n') {
-      row.push_back(std::move(cell));
-      cell.clear();
-      rows.push_back(std::move(row));
-      row.clear();
-      any = false;
-    } else if (c != '\r') {
-      cell += c;
-    }
-  }
-  if (any) {
-    row.push_back(std::move(cell));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-std::string csv_line(const std::vector<std::string>& cells) {
-  std::string line;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    if (i) line += ',';
-    const std::string& c = cells[i];
-    if (c.find_first_of(",\"\n") == std::string::npos) {
-      line += c;
-      continue;
-    }
-    line += '"';
-    for (char ch : c) line += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    line += '"';
-  }
-  return line + "\n";
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "csv.h"
 #include "experiments.h"
 
 namespace opbench {
@@ -15,9 +16,6 @@ namespace opbench {
 const std::vector<std::string>& csv_header();
 std::vector<std::string> csv_cells(const ExperimentRow& row, const RunInfo& info);
 
-// Minimal RFC 4180 reading/writing (quotes around cells holding , " or newline).
-std::vector<std::vector<std::string>> read_csv(const std::string& path);
-std::string csv_line(const std::vector<std::string>& cells);
 
 // Writes `text` to `path` via `path.tmp` + rename; creates parent folders. Throws opbench::Error.
 void write_file_atomically(const std::string& path, const std::string& text);

@@ -8,6 +8,7 @@
 //                 "dtype": "bfloat16", "backend": "aten", "target": 950}]}
 #pragma once
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,10 +27,22 @@ struct TargetFile {
 };
 
 // Throws opbench::Error naming the file and the offending entry ("targets[3].target: expected a
-// positive number") on malformed JSON, missing keys, wrong types or duplicate entries.
+// positive number") on malformed JSON, a number out of range, missing or unknown keys, wrong types,
+// an unknown dtype name or duplicate entries.
 TargetFile load_target_file(const std::string& path);
-// A file, or every *.json in a folder (sorted). A device named by two files is an error.
+// The same for a targets file's text (`path` names it in messages).
+TargetFile parse_target_text(const std::string& text, const std::string& path);
+// A file, or every *.json in a folder (sorted). A device named by two files, or a folder with no
+// *.json file, is an error.
 std::vector<TargetFile> load_targets(const std::string& file_or_dir);
+
+// Names that targets may use: the experiments, metrics and backends of the registered families.
+struct KnownNames {
+  std::set<std::string> experiments, metrics, backends;
+};
+// One message per target naming an experiment, metric or backend no family has (a target that can
+// never apply); empty when all are known.
+std::vector<std::string> unknown_target_names(const std::vector<TargetFile>& files, const KnownNames& known);
 
 // The target for one experiment row on `device_name`, if any file names that device.
 std::optional<Target> find_target(const std::vector<TargetFile>& files, const std::string& device_name,

@@ -188,6 +188,25 @@ TEST_F(Reporters, SeedHeaderIsRepairedAndRowsAppend) {
   EXPECT_EQ(std::count(json.begin(), json.end(), '\n'), 2);
 }
 
+TEST(Csv, NumbersKeepTheirValueAndAnUnclosedQuoteIsRefusedWithItsLine) {
+  ExperimentRow row;
+  row.target = 1e308;
+  row.actual = 1e-9;
+  row.pct_of_peak = 41.666666666;
+  auto cells = csv_cells(row, RunInfo{});
+  EXPECT_EQ(cells[2], "1e+308");           // not a 63-digit rendering of a truncated buffer
+  EXPECT_EQ(cells[3], "1e-09");            // not 0.000000
+  EXPECT_EQ(cells[10], "41.666667");       // ordinary magnitudes keep gpt-fast's six decimals
+  EXPECT_EQ(std::stod(cells[2]), 1e308);
+  try {
+    parse_csv("a,b\n1,\"open\n2,3\n", "rows.csv");
+    ADD_FAILURE() << "an unclosed quote was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "rows.csv:2: a quoted cell opened here is never closed");
+  }
+  EXPECT_EQ(parse_csv("a,\"b,\"\"c\"\"\"\n", "ok.csv"), (std::vector<std::vector<std::string>>{{"a", "b,\"c\""}}));
+}
+
 // The message RowFile refuses `path` with, or "no error".
 std::string row_file_error(const fs::path& path) {
   try {
@@ -284,6 +303,32 @@ TEST(Targets, BadFilesNameTheFileAndTheEntry) {
   EXPECT_NE(target_error(R"({"devices": [], "rule": "r", "targets": []})").find("devices"), std::string::npos);
   EXPECT_NE(target_error(R"({"devices": ["X"], "rule": "r", "targets": [)" + entry + "1}, " + entry + "2}]}")
                 .find("targets[1]: duplicate"), std::string::npos);
+}
+
+TEST(Targets, OverflowUnknownKeysAndDtypesAreRefusedNamingTheEntry) {
+  std::string head = R"({"devices": ["X"], "rule": "r", "targets": [)";
+  std::string entry = R"({"experiment": "gemv", "metric": "m", "dtype": "int8", "target": )";
+  EXPECT_NE(target_error(head + entry + "1e400}]}").find("unusable number"), std::string::npos);
+  EXPECT_NE(target_error(head + entry + "1, \"backnd\": \"cuda\"}]}").find("targets[0]: unknown key \"backnd\""),
+            std::string::npos);
+  EXPECT_NE(target_error(R"({"devices": ["X"], "rule": "r", "targts": []})").find("unknown key \"targts\""),
+            std::string::npos);
+  std::string bad_dtype = R"({"experiment": "gemv", "metric": "m", "dtype": "bf16", "target": 1})";
+  EXPECT_NE(target_error(head + bad_dtype + "]}").find("targets[0].dtype: unknown dtype \"bf16\""), std::string::npos);
+}
+
+TEST(Targets, NamesNoFamilyDeclaresAreListedAndAnEmptyFolderIsAnError) {
+  TargetFile file{"t.json", {"X"}, "r", {{"gemv", "memory_bandwidth(GB/s)", "int8", "aten", 1},
+                                          {"gemvv", "memory_bandwidth(GB/s)", "int8", "cuda", 1}}};
+  KnownNames known{{"gemv"}, {"memory_bandwidth(GB/s)"}, {"aten"}};
+  auto problems = unknown_target_names({file}, known);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_NE(problems[0].find("targets[1].experiment: \"gemvv\" is not a registered experiment"), std::string::npos);
+  EXPECT_NE(problems[1].find("targets[1].backend: \"cuda\""), std::string::npos);
+  fs::path empty = fs::temp_directory_path() / ("opbench_empty_targets_" + std::to_string(::getpid()));
+  fs::create_directories(empty);
+  EXPECT_THROW(load_targets(empty.string()), Error);
+  fs::remove(empty);
 }
 
 TEST(Targets, MissingTargetMeansNoneAndUnknownDevicesGetNone) {

@@ -50,3 +50,27 @@ def test_two_writers_keep_every_row(tmp_path):
         records = (tmp_path / "shared.json").read_text().splitlines()
         assert len(records) == 2 * rows_per_run * trial
         assert all(json.loads(r)["model"]["name"] in ("gemv", "gather_gemv") for r in records)
+
+
+def targets_file(tmp_path, entry):
+    path = tmp_path / "t.json"
+    path.write_text('{"devices": ["X"], "rule": "r", "targets": [' + entry + ']}')
+    return path
+
+
+def test_bad_targets_exit_2_naming_file_and_entry_before_running(tmp_path):
+    overflow = run("--targets", str(targets_file(tmp_path, '{"experiment": "gemv", "metric": '
+                                                 '"memory_bandwidth(GB/s)", "dtype": "int8", "target": 1e400}')))
+    assert overflow.returncode == 2 and "t.json" in overflow.stderr and "unusable number" in overflow.stderr
+    typo = run("--targets", str(targets_file(tmp_path, '{"experiment": "gemv", "metric": "memory_bandwidth(GB/s)", '
+                                             '"dtype": "int8", "backnd": "cuda", "target": 5}')))
+    assert typo.returncode == 2 and 'unknown key "backnd"' in typo.stderr
+    unknown = run("--targets", str(targets_file(tmp_path, '{"experiment": "gemvv", "metric": '
+                                                '"memory_bandwidth(GB/s)", "dtype": "int8", "target": 5}')))
+    assert unknown.returncode == 2 and '"gemvv" is not a registered experiment' in unknown.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    folder = run("--targets", str(empty))
+    assert folder.returncode == 2 and "holds no *.json targets file" in folder.stderr
+    for proc in (overflow, typo, unknown, folder):
+        assert "Experiments on" not in proc.stdout

@@ -1,0 +1,17 @@
+// Minimal RFC 4180 CSV: quotes around cells holding , " or a newline; "" inside quotes. No LibTorch, so
+// the reader can be fuzzed (tests/fuzz/inputs_fuzz.cpp).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opbench {
+
+// Rows of cells. Throws opbench::Error "<name>:<line>: ..." for a quoted cell that is never closed
+// (instead of folding the rest of the file into one cell).
+std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& name);
+// parse_csv of a file; throws opbench::Error when it cannot be read.
+std::vector<std::vector<std::string>> read_csv(const std::string& path);
+std::string csv_line(const std::vector<std::string>& cells);
+
+}  // namespace opbench
