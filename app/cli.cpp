@@ -106,6 +106,10 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       oplog(cli).dtype = *v;
     } else if (auto v = flag_value(args, i, "--oplog_max_inputs")) {
       oplog(cli).max_inputs = parse_integer("--oplog_max_inputs", *v, 1, 1e9);
+    } else if (auto v = flag_value(args, i, "--oplog_case_budget_s")) {
+      oplog(cli).case_budget_s = parse_number("--oplog_case_budget_s", *v, 0.001, 86400);
+    } else if (auto v = flag_value(args, i, "--oplog_max_input_mb")) {
+      oplog(cli).max_input_mb = parse_number("--oplog_max_input_mb", *v, 0, 1e9);
     } else if (args[i] == "--channels_last") {
       oplog(cli).channels_last = true;
     } else {
@@ -114,7 +118,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   }
   for (size_t i = 1; i < cli.passthrough.size(); ++i) refuse_ignored_gbench_flag(cli.passthrough[i], cli.full_console);
   if (cli.oplog && cli.oplog->path.empty())
-    throw std::invalid_argument("--oplog_dtype, --oplog_max_inputs and --channels_last need --oplog FILE|DIR");
+    throw std::invalid_argument("--oplog_dtype, --oplog_max_inputs, --oplog_case_budget_s, --oplog_max_input_mb and "
+                                "--channels_last need --oplog FILE|DIR");
   return cli;
 }
 
@@ -163,6 +168,12 @@ Operator replay (instead of the families):
   --oplog_dtype=f16|bf16|f32  recast the floating-point inputs
   --oplog_max_inputs=N        at most N inputs per operator
   --channels_last             4-d inputs in channels-last layout
+  --oplog_case_budget_s=S     skip (after it) an input whose first call takes longer than S seconds
+                              (default 10 on the CPU, 60 on a GPU)
+  --oplog_max_input_mb=MB     do not run inputs larger than MB (default 256 on the CPU, where a
+                              model-sized matmul takes minutes a call; none on a GPU; 0: no limit)
+  The log's lines that do not parse are listed as file:line:column: reason; bench_ops then exits 1.
+  A log of which nothing can run exits 2, listing every reason.
 
 Each case reports its median time (Google Benchmark's time column; manual time) and counters
 GB/s, TFLOP/s, %peak (datasheet), %ceiling (of the ceiling that fits its traffic: read, write or

@@ -211,6 +211,11 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   std::optional<std::string> rows_path = replay_plan ? std::nullopt : cli.output;
   try {
     selected = selected_cases(run.cases, benchmark::GetBenchmarkFilter());
+    if (replay_plan && run.cases.all().empty()) {
+      for (const auto& n : replay_plan->not_run)
+        std::cerr << "bench_ops: " << n.where << ": " << (n.op.empty() ? "" : n.op + ": ") << n.reason << "\n";
+      throw Error("--oplog " + cli.oplog->path + ": no input of the log can run here (each is listed above with its reason)");
+    }
     if (selected.empty())
       throw Error("--benchmark_filter=" + benchmark::GetBenchmarkFilter() +
                   " matches no case on this device (bench_ops --benchmark_list_tests lists them)");
@@ -219,6 +224,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
   }
+  const int replay_plan_unparsed = replay_plan ? replay_plan->unparsed_lines : 0;
   const RunInfo info = run_info(device, cli.run);
   std::unique_ptr<benchmark::BenchmarkReporter> results;   // experiment rows, or the replay's
   ReplayReporter* replay = nullptr;
@@ -230,6 +236,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
                                                        cli.output.value_or(""), summary, &std::cerr,
                                                        isatty(STDERR_FILENO) != 0);
       replay = reporter.get();
+      run.on_case_start = [replay](const CaseInfo& info) { replay->case_started(info.name()); };
       results = std::move(reporter);
     } else {
       auto reporter = std::make_unique<ExperimentReporter>(run, info, targets_for(cli), std::move(rows),
@@ -272,6 +279,10 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   if (experiments && experiments->write_failed()) {
     std::cerr << "bench_ops: some experiment rows could not be written to " << *cli.output << " (messages above)\n";
     return 2;
+  }
+  if (replay && replay_plan_unparsed > 0) {
+    std::cerr << "bench_ops: " << replay_plan_unparsed << " line(s) of the log could not be parsed (listed above)\n";
+    return 1;
   }
   if (display_forward.failed_runs() > 0) {
     std::cerr << "bench_ops: " << display_forward.failed_runs()

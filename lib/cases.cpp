@@ -114,6 +114,7 @@ void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContex
   const CaseInfo& kept = run.cases.add(std::move(info));
   auto case_body = [body = std::move(body), &kept, &run](benchmark::State& state) {
     CaseContext ctx(state, kept, run);
+    if (run.on_case_start) run.on_case_start(kept);
     try {
       body(ctx);
     } catch (const c10::Error& e) {

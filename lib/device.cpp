@@ -108,6 +108,25 @@ int64_t host_memory_bytes() {
   return pages > 0 && page_size > 0 ? static_cast<int64_t>(pages) * page_size : 0;
 }
 
+int64_t available_memory_bytes(const DeviceInfo& device) {
+#ifdef OPBENCH_HAVE_CUDA
+  if (device.is_gpu) {
+    size_t free_bytes = 0, total_bytes = 0;
+    OPBENCH_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return static_cast<int64_t>(free_bytes);
+  }
+#endif
+  (void)device;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    meminfo.ignore(64, '\n');
+  }
+  return host_memory_bytes();
+}
+
 const DeviceInfo& current_device() {
   static const DeviceInfo info = [] {
     DeviceInfo d = host_device();

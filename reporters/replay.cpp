@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <regex>
 
 #include "opbench/cases.h"
+#include "opbench/check.h"
 #include "opbench/gbench_compat.h"
 #include "outputs.h"
 
@@ -118,6 +120,14 @@ ReplayReporter::ReplayReporter(replay::ReplayPlan plan, std::string filter, std:
       operators_[it->second].selected = true;
   }
   clearer_ = std::make_unique<LineClearer>([this] { clear_progress(); });
+  std::error_code error;
+  if (output_csv_.empty() || !std::filesystem::exists(output_csv_, error)) return;
+  auto existing = read_csv(output_csv_);
+  if (existing.empty()) return;
+  if (existing[0] != csv_header(plan_.backends))
+    throw Error(output_csv_ + ": its header is not the replay CSV's for these backends; refusing to write to it "
+                "(choose another --output)");
+  prior_rows_.assign(existing.begin() + 1, existing.end());
 }
 
 ReplayReporter::~ReplayReporter() = default;
@@ -164,7 +174,18 @@ void ReplayReporter::record(const Run& run) {
   OperatorState& op = operators_[result.op];
   if (result.selected) ++op.reported;
   if (op.complete()) write_csv();
-  show_progress(run.run_name.function_name);
+  show_progress("[" + std::to_string(done_) + "/" + std::to_string(selected_) + "] " + run.run_name.function_name +
+                "  done");
+}
+
+void ReplayReporter::case_started(const std::string& name) {
+  auto it = case_index_.find(name);
+  if (it == case_index_.end() || !results_[it->second].selected) return;
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  // The ETA counts the case starting now: the mean time per case so far times what is left, this one in.
+  double eta = done_ > 0 ? elapsed / done_ * std::max(selected_ - done_, 0) : 0;
+  show_progress("[" + std::to_string(done_ + 1) + "/" + std::to_string(selected_) + "] " + name + "  running" +
+                (done_ > 0 ? "  ETA " + fixed(eta, 0) + "s" : ""));
 }
 
 void ReplayReporter::Finalize() {
@@ -174,12 +195,8 @@ void ReplayReporter::Finalize() {
   print_summary();
 }
 
-void ReplayReporter::show_progress(const std::string& name) {
+void ReplayReporter::show_progress(const std::string& line) {
   if (!progress_) return;
-  double elapsed = std::chrono::duration<double>(last_ - start_).count();
-  double eta = done_ > 0 ? elapsed / done_ * std::max(selected_ - done_, 0) : 0;
-  std::string line = "[" + std::to_string(done_) + "/" + std::to_string(selected_) + "] " + name +
-                     "  ETA " + fixed(eta, 0) + "s";
   if (tty_) {
     *progress_ << "\r\033[K" << line << std::flush;
     progress_shown_ = true;
@@ -264,13 +281,13 @@ ReplayRow ReplayReporter::make_row(const OperatorState& state) const {
 }
 
 std::vector<std::string> ReplayReporter::csv_header(const std::vector<std::string>& backends) {
-  std::vector<std::string> header{"operator"};
+  std::vector<std::string> header{"operator"};   // operatorbench's columns, named with their units
   for (std::size_t b = 1; b < backends.size(); ++b)
-    for (const char* q : {"20th", "50th", "80th"}) header.push_back(backends[b] + " " + q);
-  header.push_back("elapsed");
-  for (const auto& backend : backends) header.push_back(backend + " abs");
+    for (const char* q : {"p20", "p50", "p80"}) header.push_back(backends[b] + "_speedup_" + q);
+  header.push_back("elapsed_s");
+  for (const auto& backend : backends) header.push_back(backend + "_median_s");
   for (const char* extra : {"model", "inputs", "inputs_replayed", "inputs_run", "weight"}) header.push_back(extra);
-  for (const auto& backend : backends) header.push_back(backend + " weighted");
+  for (const auto& backend : backends) header.push_back(backend + "_weighted_s");
   header.push_back("accuracy");
   header.push_back("status");
   return header;
@@ -309,6 +326,7 @@ std::vector<std::vector<std::string>> ReplayReporter::csv_rows() const {
 void ReplayReporter::write_csv() const {
   if (output_csv_.empty()) return;
   std::string text = csv_line(csv_header(plan_.backends));
+  for (const auto& cells : prior_rows_) text += csv_line(cells);
   for (const auto& cells : csv_rows()) text += csv_line(cells);
   write_file_atomically(output_csv_, text);
 }
@@ -328,7 +346,7 @@ void ReplayReporter::print_summary() const {
   for (const auto& backend : plan_.backends) out << " " << backend;
   out << "\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%-45s %7s %7s %12s", "operator", "inputs", "weight", "eager abs");
+  std::snprintf(line, sizeof line, "%-45s %7s %7s %12s", "operator", "inputs", "weight", "eager median");
   out << line;
   for (std::size_t b = 1; b < plan_.backends.size(); ++b) out << "  " << plan_.backends[b] << " speedup 20/50/80";
   out << "  accuracy  elapsed  status\n";
@@ -353,7 +371,7 @@ void ReplayReporter::print_summary() const {
     out << "  " << n.model << " " << (n.op.empty() ? "(unparsed line)" : n.op);
     if (n.input >= 0) out << " input " << n.input;
     else if (!n.op.empty()) out << " (all " << plural(n.inputs, "input") << ")";
-    out << " [line " << n.line << "]: " << n.reason << "\n";
+    out << " (" << n.where << "): " << n.reason << "\n";
   }
   for (std::size_t i = 0; i < plan_.cases.size(); ++i) {
     const CaseResult& r = results_[i];

@@ -50,7 +50,9 @@ struct ReplayRow {
 class ReplayReporter : public benchmark::BenchmarkReporter {
  public:
   // `filter`: the --benchmark_filter in force (to know which cases will run); `output_csv` empty:
-  // no file; `progress` with `tty`: one updating line, else one line per case.
+  // no file; `progress` with `tty`: one updating line, else one line per case. An existing
+  // `output_csv` with the replay header keeps its rows (this run's follow them); one with any other
+  // header is refused (opbench::Error), never overwritten.
   ReplayReporter(replay::ReplayPlan plan, std::string filter, std::string output_csv,
                  std::ostream* summary, std::ostream* progress, bool tty);
   ~ReplayReporter() override;
@@ -61,6 +63,10 @@ class ReplayReporter : public benchmark::BenchmarkReporter {
   // Put it before the console reporter in the fan-out: it erases the progress line before the
   // console prints a result (only does anything on a terminal).
   benchmark::BenchmarkReporter* line_clearer();
+
+  // Before a case runs (RunContext::on_case_start): the progress line names it, with the ETA of what
+  // is left including it.
+  void case_started(const std::string& name);
 
   static std::vector<std::string> csv_header(const std::vector<std::string>& backends);
   std::vector<std::vector<std::string>> csv_rows() const;   // finished operators, log order
@@ -73,12 +79,13 @@ class ReplayReporter : public benchmark::BenchmarkReporter {
   void record(const Run& run);
   ReplayRow make_row(const OperatorState& op) const;
   void write_csv() const;
-  void show_progress(const std::string& name);
+  void show_progress(const std::string& text);
   void clear_progress();
   void print_summary() const;
 
   replay::ReplayPlan plan_;
   std::string output_csv_;
+  std::vector<std::vector<std::string>> prior_rows_;   // rows already in output_csv_
   std::ostream* summary_;
   std::ostream* progress_;
   bool tty_;

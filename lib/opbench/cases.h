@@ -75,6 +75,7 @@ struct RunContext {
   TraceOptions trace;
   CaseRegistry cases;
   Ceilings ceilings;            // filled by the Ceiling cases as they run (they run first)
+  std::function<void(const CaseInfo&)> on_case_start;   // optional: progress before each case runs
   c10::Device torch_device() const;   // CUDA device 0 on a GPU, else the CPU
 };
 

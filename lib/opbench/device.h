@@ -39,5 +39,8 @@ const DeviceInfo& current_device();
 std::string host_cpu_model();
 std::string host_machine();   // uname -m
 int64_t host_memory_bytes();
+// Memory a case may still allocate on `device`: free GPU memory (cudaMemGetInfo), or the host's
+// MemAvailable on CPU.
+int64_t available_memory_bytes(const DeviceInfo& device);
 
 }  // namespace opbench

@@ -33,7 +33,7 @@ struct NotRun {
   std::string op;        // "" for a log line that did not parse
   int input = -1;        // -1: the whole operator (every input of it)
   int inputs = 1;        // how many recorded inputs this entry stands for
-  int line = 0;          // line in the log (0 if none)
+  std::string where;     // "file:line" or "file:line:column" in the log
   std::string reason;
 };
 
@@ -49,6 +49,7 @@ struct ReplayPlan {
   std::vector<ReplayOperator> operators;   // every operator of every log, in log order
   std::vector<ReplayCase> cases;           // in registration (= run) order
   std::vector<NotRun> not_run;
+  int unparsed_lines = 0;                  // log lines that did not parse (bench_ops then exits 1)
 };
 
 }  // namespace opbench::replay

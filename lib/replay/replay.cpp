@@ -338,6 +338,25 @@ std::optional<c10::ScalarType> dtype_option(std::string_view abbr) {
   return std::nullopt;
 }
 
+// Bytes of the storages behind the tensors of a stack (lists included), each storage counted once.
+double storage_bytes(const torch::jit::Stack& stack) {
+  double bytes = 0;
+  std::vector<const void*> seen;
+  auto add = [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    const void* key = t.storage().unsafeGetStorageImpl();
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
+    seen.push_back(key);
+    bytes += static_cast<double>(t.storage().nbytes());
+  };
+  for (const c10::IValue& value : stack) {
+    if (value.isTensor()) add(value.toTensor());
+    if (value.isTensorList())
+      for (const at::Tensor& t : value.toTensorVector()) add(t);
+  }
+  return bytes;
+}
+
 std::optional<c10::OperatorHandle> find_operator(const oplog::OpEntry& entry, std::string* why) {
   std::string overload = entry.overload == "default" ? "" : entry.overload;
   auto op = c10::Dispatcher::singleton().findSchema({"aten::" + entry.name, overload});
@@ -352,7 +371,7 @@ std::optional<CallPlan> plan_call(const c10::OperatorHandle& op, const oplog::Op
                                   std::string* why) {
   try {
     CallPlan plan{op, entry.name, match_arguments(op.schema(), input)};
-    build_on(plan, options, c10::Device(c10::kMeta));
+    plan.input_bytes = storage_bytes(build_on(plan, options, c10::Device(c10::kMeta)));
     return plan;
   } catch (const Unsupported& e) {
     if (why) *why = e.what();

@@ -48,6 +48,7 @@ struct CallPlan {
   c10::OperatorHandle op;
   std::string name;             // the aten name without overload ("embedding"): keys the index rules
   std::vector<ArgSlot> slots;   // schema order
+  double input_bytes = 0;       // storage the inputs need on the device (from the meta build)
 };
 
 // Matches positional args in schema order and kwargs by name, fills defaults, and checks that every

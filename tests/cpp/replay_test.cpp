@@ -221,8 +221,8 @@ TEST(ReplayReporterTest, SpeedupQuantilesAbsTimesWeightsAndNotRun) {
   for (int i = 0; i < 2; ++i)
     for (const char* backend : {kEager, kGraph})
       plan.cases.push_back({case_name("m", "aten.add.Tensor", i, backend), "m", "aten.add.Tensor", i, backend, i + 1});
-  plan.not_run = {{"m", "aten.add.Tensor", 2, 1, 9, "argument 'other': expected a Tensor"},
-                  {"m", "aten.nope.default", -1, 1, 11, "no operator aten::nope"}};
+  plan.not_run = {{"m", "aten.add.Tensor", 2, 1, "m.txt:9", "argument 'other': expected a Tensor"},
+                  {"m", "aten.nope.default", -1, 1, "m.txt:11", "no operator aten::nope"}};
   std::ostringstream summary;
   ReplayReporter reporter(plan, "", "", &summary, nullptr, false);
   EXPECT_EQ(reporter.selected_cases(), 4);
@@ -254,8 +254,8 @@ TEST(ReplayReporterTest, SpeedupQuantilesAbsTimesWeightsAndNotRun) {
 
   auto header = ReplayReporter::csv_header(plan.backends);
   std::vector<std::string> seed_part(header.begin(), header.begin() + 7);
-  EXPECT_EQ(seed_part, (std::vector<std::string>{"operator", "graph 20th", "graph 50th", "graph 80th", "elapsed",
-                                                 "eager abs", "graph abs"}));
+  EXPECT_EQ(seed_part, (std::vector<std::string>{"operator", "graph_speedup_p20", "graph_speedup_p50",
+                                                 "graph_speedup_p80", "elapsed_s", "eager_median_s", "graph_median_s"}));
   auto csv = reporter.csv_rows();
   ASSERT_EQ(csv.size(), 2u);
   EXPECT_EQ(csv[0].size(), header.size());
