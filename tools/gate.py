@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import fmt_change, fmt_p, fmt_value  # noqa: E402
 from opbench_results import InputError, load_run, parse_json_file  # noqa: E402
-from opbench_stats import NOISE_Z, CaseResult, compare_runs  # noqa: E402
+from opbench_stats import NOISE_Z, RERUN_ADVICE, CaseResult, compare_runs  # noqa: E402
 
 DEFAULT_POLICY_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "perf-policy.json")
 DEFAULTS = {"metric": "real_time", "alpha": 0.05, "min_repetitions": 9, "max_slowdown_pct": 3.0,
@@ -152,11 +152,14 @@ class Outcome:
     undersampled: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     compared: int = 0
+    rows_checked: int = 0
 
     def status(self) -> int:
         if any(f.failing for f in self.findings):
             return 1
-        return 2 if self.undersampled else 0
+        if self.undersampled or (self.compared == 0 and self.rows_checked == 0):
+            return 2   # too few repetitions, or nothing was checked at all: never a bare PASS
+        return 0
 
 
 def check_runs(base: str, new: str, policy: Policy, out: Outcome) -> None:
@@ -185,7 +188,9 @@ def case_finding(c: CaseResult, metric: str) -> Finding | None:
         return Finding("n/a", c.name, c.note)
     numbers = (f"{fmt_value(c.old.median, metric)} -> {fmt_value(c.new.median, metric)}, "
                f"{fmt_change(c.change)}")
-    stats = f"p={fmt_p(c)}, ±2se {200 * (c.stderr or 0):.1f}%, {c.old.n} vs {c.new.n} reps"
+    # The figures the rule uses: p against alpha, and NOISE_Z standard errors of the change.
+    stats = (f"p={fmt_p(c)}, {NOISE_Z:g} se = {100 * NOISE_Z * (c.stderr or 0):.1f}%, "
+             f"{c.old.n} vs {c.new.n} reps")
     limit = f"{100 * c.threshold:g}%"
     if c.verdict == "SLOWER":
         return Finding("regression", c.name, f"{numbers} > {limit} allowed; {stats}")
@@ -206,7 +211,11 @@ def lower_is_better_row(metric: str) -> bool:
 
 def check_experiments(path: str, policy: Policy, out: Outcome) -> None:
     tol = policy.target_tolerance_pct / 100
-    for line, row in read_rows(path):
+    rows = read_rows(path)
+    with_target = sum(1 for line, row in rows if _csv_number(path, line, "target", row["target"]) is not None)
+    out.notes.append(f"targets: {with_target} of {len(rows)} experiment rows have a target and were checked")
+    out.rows_checked += with_target
+    for line, row in rows:
         key = f"{row['name']}/{row.get('dtype', '')}/{row['metric']}"
         where = row.get("backend", "") or row.get("device", "")
         label = f"{row['name']} [{row['metric']}, {row.get('dtype', '')}, {where}]"
@@ -293,7 +302,7 @@ def report_lines(out: Outcome, policy: Policy, min_reps: int) -> list:
     if out.undersampled:
         lines.append(f"UNUSABLE: {len(out.undersampled)} case(s) have fewer than {min_reps} repetitions, the "
                      f"policy's min_repetitions: {', '.join(out.undersampled[:5])}"
-                     f"{' ...' if len(out.undersampled) > 5 else ''}; rerun with --benchmark_repetitions=10")
+                     f"{' ...' if len(out.undersampled) > 5 else ''}; {RERUN_ADVICE}")
     lines.append("gate: " + verdict_line(out))
     return lines
 
@@ -364,6 +373,8 @@ def main(argv: list | None = None) -> int:
         if args.experiments:
             check_experiments(args.experiments, policy, out)
             out.notes.append(f"targets: {args.experiments}, tolerance {policy.target_tolerance_pct:g}%")
+        if out.compared == 0 and out.rows_checked == 0:
+            out.notes.append("nothing was checked: no compared case and no experiment row with a target")
         apply_allow(policy, out, datetime.date.today())
         print("\n".join(report_lines(out, policy, policy.min_repetitions)))
         if args.markdown:

@@ -84,6 +84,10 @@ class Run:
         return max((max((len(v) for v in c.values.values()), default=c.aggregate_reps)
                     for c in self.cases.values()), default=0)
 
+    def in_process_repetitions(self) -> bool:
+        """Repetitions from one process (--benchmark_repetitions), not merged from one process each."""
+        return self.max_repetitions() > 1 and "opbench_processes" not in self.context
+
 
 def read_json(path: str) -> dict:
     """A Google Benchmark JSON file's top-level object; InputError naming the file (and line:column)."""
@@ -102,8 +106,14 @@ def parse_json_file(path: str):
         raise InputError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: cannot read: {e}") from None
+    def no_duplicates(pairs):
+        keys = [k for k, _ in pairs]
+        dup = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+        if dup is not None:
+            raise InputError(f"{path}: the key {dup!r} appears twice in one object (which one counts is ambiguous)")
+        return dict(pairs)
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as e:
         raise InputError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
     return data
@@ -174,9 +184,22 @@ def _case_keys(entries: list) -> list:
     return stripped
 
 
+def _broken_time(entry: dict) -> str | None:
+    """Why an iteration entry's times cannot be used (NaN, inf, zero or negative), or None."""
+    for key in TIME_METRICS:
+        value = entry.get(key)
+        if _is_number(value) and not (math.isfinite(value) and value > 0):
+            return f"{key} is {value!r} in repetition {entry.get('repetition_index', 0)} (not a positive time)"
+    return None
+
+
 def _add_entry(path: str, case: Case, entry: dict) -> None:
     if is_failed(entry):
         case.error = case.error or failure_message(entry)
+        return
+    broken = _broken_time(entry) if entry.get("run_type", "iteration") == "iteration" else None
+    if broken:   # a broken measurement fails the case: never a silent drop that changes the counts
+        case.error = case.error or broken
         return
     case.label = case.label or str(entry.get("label", ""))
     measured = _measurements(entry)
@@ -233,5 +256,6 @@ def merge_runs(paths: list, out_path: str) -> None:
                 continue
             entry = dict(entry, repetitions=len(paths), repetition_index=index)
             merged.append(entry)
+    context = dict(context, opbench_processes=len(paths))   # the repetitions are separate processes
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump({"context": context, "benchmarks": merged}, f, indent=1)

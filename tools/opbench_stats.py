@@ -22,6 +22,10 @@ from opbench_results import (DERIVED_COUNTERS, DETERMINISTIC, TIME_METRICS, Case
 
 QN_TO_SD = 2.2219         # Qn of a normal sample -> its standard deviation
 MEDIAN_SE = 1.2533        # standard error of a median / that of a mean (normal data)
+# What to run for repetitions that can be trusted: separate processes (in-process repetitions of one
+# binary agree more closely than two processes do, so a test on them cries wolf).
+RERUN_ADVICE = ("run tools/compare.py --binaries OLD_BINARY NEW_BINARY --repetitions 10 "
+                "(one process per repetition)")
 NOISE_Z = 4.5             # a change must exceed NOISE_Z standard errors of itself to count
 MIN_REPS_WARNING = 9      # fewer repetitions than this: p-values are weak, say so
 DEFAULT_ALPHA = 0.05
@@ -223,18 +227,23 @@ def compare_runs(old: Run, new: Run, metric: str = "real_time", alpha: float = D
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) - 1 if ratios else None
     comparison = Comparison(old.path, new.path, metric, alpha, cases, only_old, only_new, [], geomean,
                             old.max_repetitions(), new.max_repetitions())
-    comparison.warnings = _warnings(comparison)
+    comparison.warnings = _warnings(comparison, {"old": old.in_process_repetitions(),
+                                                 "new": new.in_process_repetitions()})
     return comparison
 
 
-def _warnings(comp: Comparison) -> list:
+def _warnings(comp: Comparison, in_process: dict) -> list:
     out = []
     tested = [c for c in comp.cases if c.old and c.new and c.test != "deterministic"]
     few = [c for c in tested if min(c.old.n, c.new.n) < MIN_REPS_WARNING]
     if few:
         n = min(min(c.old.n, c.new.n) for c in few)
         out.append(f"{len(few)} case(s) have fewer than {MIN_REPS_WARNING} repetitions (as few as {n}): "
-                   "the U test is weak or impossible; rerun with --benchmark_repetitions=10")
+                   f"the U test is weak or impossible; {RERUN_ADVICE}")
+    for side, path in (("old", comp.old_path), ("new", comp.new_path)):
+        if in_process.get(side):
+            out.append(f"{path}: its repetitions ran in one process (--benchmark_repetitions), which understates "
+                       f"the noise between runs; {RERUN_ADVICE}")
     for label, names in (("only in old", comp.only_old), ("only in new", comp.only_new)):
         if names:
             shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
