@@ -15,9 +15,10 @@ over the repetitions (Welch's t-test from mean/stddev when only aggregates exist
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 
-from opbench_results import (DERIVED_COUNTERS, DETERMINISTIC, TIME_METRICS, Case, Run, check_metric,
+from opbench_results import (DERIVED_COUNTERS, DETERMINISTIC, TIME_METRICS, Case, InputError, Run, check_metric,
                              common_cases, higher_is_better)
 
 QN_TO_SD = 2.2219         # Qn of a normal sample -> its standard deviation
@@ -149,16 +150,26 @@ def standard_error(old: Side, new: Side, spread: float | None, own_samples: tupl
     return MEDIAN_SE * spread * math.sqrt(2 / min(samples)) if samples else None
 
 
+def scipy_stats():
+    """scipy.stats, or InputError with what to do: run the tool with a python that has scipy."""
+    try:
+        import scipy.stats
+    except ImportError:
+        raise InputError(f"the statistics need scipy, which {sys.executable} lacks: run the tool with the "
+                         "project's venv (.venv/bin/python tools/compare.py ...; bash tools/setup.sh makes it) "
+                         "or install the tools with their dependencies (pip install ./tools)") from None
+    return scipy.stats
+
+
 def p_value(old: Side, new: Side) -> tuple:
     """(p, test name) for a two-sided test of old vs new, or (None, None) when no test is possible."""
     if len(old.values) >= 2 and len(new.values) >= 2:
-        from scipy.stats import mannwhitneyu
+        mannwhitneyu = scipy_stats().mannwhitneyu
         return float(mannwhitneyu(old.values, new.values, alternative="two-sided").pvalue), "mann-whitney"
     if None not in (old.mean, new.mean, old.stddev, new.stddev) and min(old.n, new.n) >= 2:
         if old.stddev == 0 and new.stddev == 0:
             return (1.0 if old.mean == new.mean else 0.0), "welch"
-        from scipy.stats import ttest_ind_from_stats
-        t = ttest_ind_from_stats(old.mean, old.stddev, old.n, new.mean, new.stddev, new.n, equal_var=False)
+        t = scipy_stats().ttest_ind_from_stats(old.mean, old.stddev, old.n, new.mean, new.stddev, new.n, equal_var=False)
         return float(t.pvalue), "welch"
     return None, None
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import sys
 
-from opbench_results import InputError, read_json
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from opbench_results import InputError, read_json  # noqa: E402
 
 
 def plottable_cases(data: dict) -> dict:
