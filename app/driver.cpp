@@ -109,7 +109,10 @@ GbenchFlags gbench_flags(const std::vector<std::string>& args) {
     if (auto v = value(arg, "--benchmark_format")) flags.format = *v;
     if (auto v = value(arg, "--benchmark_out")) flags.out = *v;
     if (auto v = value(arg, "--benchmark_out_format")) flags.out_format = *v;
-    if (auto v = value(arg, "--benchmark_time_unit")) flags.time_unit = *v;
+    if (auto v = value(arg, "--benchmark_time_unit")) {
+      flags.time_unit = *v;
+      flags.time_unit_given = true;
+    }
     if (arg == "--benchmark_list_tests" || value(arg, "--benchmark_list_tests").value_or("") == "true")
       flags.list_tests = true;
   }
@@ -248,6 +251,9 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
   }
+  if (!device.is_gpu && !cli.trace.dir.empty())
+    std::cerr << "bench_ops: the profiler (Kineto) reports 'gpuGetDeviceCount failed' on a machine without a "
+                 "CUDA driver; that is expected here: the traces record CPU activity only\n";
   if (!device.is_gpu) {
     at::set_num_threads(cli.cpu_threads);
     std::cerr << "bench_ops: no CUDA device found; running the CPU cases on " << device.name
@@ -257,7 +263,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
 
   std::unique_ptr<benchmark::BenchmarkReporter> display;
   if (flags.format == "console" && !cli.full_console)
-    display = std::make_unique<CompactConsoleReporter>(run_title(info));
+    display = std::make_unique<CompactConsoleReporter>(run_title(info), !flags.time_unit_given);
   else
     display = make_format_reporter(flags.format);
   std::vector<benchmark::BenchmarkReporter*> shown{display.get(), results.get()};

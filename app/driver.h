@@ -22,6 +22,7 @@ struct GbenchFlags {
   std::string out_format = "json";    // --benchmark_out_format
   bool list_tests = false;            // --benchmark_list_tests
   std::string time_unit = "us";       // --benchmark_time_unit: ns, us, ms or s
+  bool time_unit_given = false;
 };
 GbenchFlags gbench_flags(const std::vector<std::string>& args);
 

@@ -20,17 +20,30 @@ std::string counter(const benchmark::BenchmarkReporter::Run& run, const char* na
   return buffer;
 }
 
-std::string time_cell(const benchmark::BenchmarkReporter::Run& run) {
+bool is_percentage(const benchmark::BenchmarkReporter::Run& run) {
+  return run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate &&
+         run.aggregate_unit == benchmark::StatisticUnit::kPercentage;
+}
+
+// The median time in the run's unit; with `auto_unit`, a time of 10^5 units or more moves to a larger
+// unit (ms, s), so a long replay call reads 16.9 s, not 16905995 us.
+std::string time_cell(const benchmark::BenchmarkReporter::Run& run, bool auto_unit) {
   double t = run.GetAdjustedRealTime();
   char buffer[32];
   if (!std::isfinite(t)) return "-";
-  if (run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate &&
-      run.aggregate_unit == benchmark::StatisticUnit::kPercentage) {
-    std::snprintf(buffer, sizeof buffer, "%.2f %%", 100 * t);
+  if (is_percentage(run)) {   // cv: a ratio, not a time
+    std::snprintf(buffer, sizeof buffer, "%.2f %%", 100 * t / benchmark::GetTimeUnitMultiplier(run.time_unit));
     return buffer;
   }
-  std::snprintf(buffer, sizeof buffer, t >= 100 ? "%.1f %s" : "%.3g %s", t,
-                benchmark::GetTimeUnitString(run.time_unit));
+  benchmark::TimeUnit unit = run.time_unit;
+  const benchmark::TimeUnit larger[] = {benchmark::kNanosecond, benchmark::kMicrosecond, benchmark::kMillisecond,
+                                        benchmark::kSecond};
+  for (int i = 0; auto_unit && i < 3 && t >= 1e5; ++i) {
+    if (larger[i] != unit) continue;
+    t *= benchmark::GetTimeUnitMultiplier(larger[i + 1]) / benchmark::GetTimeUnitMultiplier(unit);
+    unit = larger[i + 1];
+  }
+  std::snprintf(buffer, sizeof buffer, t >= 100 ? "%.1f %s" : "%.3g %s", t, benchmark::GetTimeUnitString(unit));
   return buffer;
 }
 
@@ -61,8 +74,14 @@ void CompactConsoleReporter::ReportRuns(const std::vector<Run>& runs) {
       continue;
     }
     char line[512];
+    if (run.run_type == Run::RT_Aggregate && (run.aggregate_name == "stddev" || is_percentage(run))) {
+      // The spread of the time across repetitions; the counters' spread would read as values.
+      std::snprintf(line, sizeof line, "%-*s %12s\n", name_width_, name.c_str(), time_cell(run, auto_unit_).c_str());
+      out << line;
+      continue;
+    }
     std::snprintf(line, sizeof line, "%-*s %12s %9s %9s %7s %7s %7s\n", name_width_, name.c_str(),
-                  time_cell(run).c_str(), counter(run, "GB/s", "%.1f").c_str(),
+                  time_cell(run, auto_unit_).c_str(), counter(run, "GB/s", "%.1f").c_str(),
                   counter(run, "TFLOP/s", "%.3g").c_str(), counter(run, "%peak", "%.1f").c_str(),
                   counter(run, "%ceiling", "%.1f").c_str(), counter(run, "median_noise_pct", "%.2f%%").c_str());
     out << line;

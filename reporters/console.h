@@ -11,14 +11,16 @@ namespace opbench {
 
 class CompactConsoleReporter : public benchmark::BenchmarkReporter {
  public:
-  // `title`: the line printed first (device, timer, cache, versions).
-  explicit CompactConsoleReporter(std::string title) : title_(std::move(title)) {}
+  // `title`: the line printed first (device, timer, cache, versions). `auto_unit`: long times move to a
+  // larger unit (false when the user chose one with --benchmark_time_unit).
+  CompactConsoleReporter(std::string title, bool auto_unit) : title_(std::move(title)), auto_unit_(auto_unit) {}
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
 
  private:
   void print_header();
   std::string title_;
+  bool auto_unit_;
   int name_width_ = 40;
   bool header_printed_ = false;
 };

@@ -62,3 +62,11 @@ def test_a_filter_starting_with_a_family_selects_that_family_only():
     listed = run("--benchmark_list_tests", "--benchmark_filter=Gemv/.*").stdout.split()
     assert listed and all(name.startswith("Gemv/") for name in listed)
     assert any(n.startswith("GatherGemv/") for n in run("--benchmark_list_tests", "--benchmark_filter=Gemv").stdout.split())
+
+
+def test_repetition_aggregates_read_as_what_they_are():
+    proc = run("--benchmark_filter=^Gemv/bf16/64/", "--benchmark_repetitions=3", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    cv = [line for line in proc.stdout.splitlines() if line.startswith("Gemv/bf16/64/aten_cv")]
+    assert len(cv) == 1 and cv[0].endswith("%") and float(cv[0].split()[1]) < 100
+    assert "nan" not in proc.stdout.lower()
