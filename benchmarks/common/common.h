@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/norm_args.h"
+#include "opbench/family.h"
 #include "opbench/reference.h"
 #include "opbench/work.h"
 
@@ -26,6 +28,38 @@ inline std::vector<std::vector<int64_t>> norm_cpu_shapes() { return {{64, 256}, 
 inline Work norm_work(c10::ScalarType dtype, const std::vector<int64_t>& dims) {
   const double bytes = static_cast<double>(dims[0] * dims[1]) * c10::elementSize(dtype);
   return {bytes, bytes};
+}
+
+// The kernel dtype of a norm family's case.
+inline kernels::NormType norm_type(c10::ScalarType dtype) {
+  if (dtype == c10::kBFloat16) return kernels::NormType::kBf16;
+  if (dtype == c10::kHalf) return kernels::NormType::kFp16;
+  return kernels::NormType::kFp32;
+}
+
+// A row-normalization family (LayerNorm, RMSNorm): the norm sweep and byte count, backends aten and
+// cuda (an own kernel), one memory-bandwidth experiment.
+inline Family norm_family(const char* name, const char* summary, const char* experiment,
+                          void (*run)(CaseContext&)) {
+  return {.name = name, .summary = summary, .experiments = {{experiment, Metric::kMemoryBandwidth}},
+          .dtypes = norm_dtypes(), .gpu_shapes = norm_gpu_shapes(), .cpu_shapes = norm_cpu_shapes(),
+          .backends = {{"aten"}, {"cuda", true}}, .work = norm_work, .run = run};
+}
+
+// A norm kernel's arguments for contiguous x (rows x cols), w, b (undefined: none) and y.
+inline kernels::NormArgs norm_args(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::Tensor& y,
+                                   double eps) {
+  kernels::NormArgs a;
+  a.x = x.data_ptr();
+  a.w = w.data_ptr();
+  a.b = b.defined() ? b.data_ptr() : nullptr;
+  a.y = y.data_ptr();
+  a.rows = x.size(0);
+  a.cols = x.size(1);
+  a.row_stride = x.stride(0);
+  a.eps = static_cast<float>(eps);
+  a.type = norm_type(x.scalar_type());
+  return a;
 }
 
 // The GEMV-like families' D sweep: gpt-fast's on a GPU, small ones on the CPU (seconds in CI).

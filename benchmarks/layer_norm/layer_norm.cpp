@@ -1,5 +1,6 @@
 // LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias over the last dim of x (BS x D).
-// The gpt-fast `layer_norm` micro-benchmark (experiment layer_norm), measured with ATen eager.
+// The gpt-fast `layer_norm` micro-benchmark (experiment layer_norm). Backends: `aten` (at::layer_norm,
+// eager) and `cuda` (opbench's own kernel, layer_norm_kernel.h: the row in registers, x read once).
 // A bandwidth-bound op: its figure of merit is GB/s against the device's HBM bandwidth.
 //
 // Bytes per iteration: x read once + y written once = 2 * BS * D * itemsize (the seed's count).
@@ -10,9 +11,18 @@
 #include <ATen/ops/randn.h>
 #include <benchmark/benchmark.h>
 
+#include <ATen/ops/empty_like.h>
+
 #include "common/common.h"
+#include "opbench/check.h"
 #include "opbench/family.h"
 #include "opbench/reference.h"
+
+#ifdef OPBENCH_HAVE_CUDA
+#include <c10/cuda/CUDAStream.h>
+
+#include "layer_norm/layer_norm_kernel.h"
+#endif
 
 namespace opbench {
 namespace {
@@ -26,8 +36,20 @@ void run_layer_norm(CaseContext& ctx) {
   at::Tensor x = at::randn({batch, dim}, options);
   at::Tensor weight = at::randn({dim}, options);
   at::Tensor bias = at::randn({dim}, options);
-  at::Tensor y;
-  auto iteration = [&] { y = at::layer_norm(x, {dim}, weight, bias, kEps); };
+  at::Tensor y = at::empty_like(x);
+  std::function<void()> iteration;
+  if (c.backend == "aten") {
+    iteration = [&] { y = at::layer_norm(x, {dim}, weight, bias, kEps); };
+  }
+#ifdef OPBENCH_HAVE_CUDA
+  else if (c.backend == "cuda") {
+    kernels::NormArgs args = families::norm_args(x, weight, bias, y, kEps);
+    iteration = [&, args] { kernels::launch_layer_norm(args, c10::cuda::getCurrentCUDAStream().stream()); };
+  }
+#endif
+  else {
+    throw Error("LayerNorm: unknown backend " + c.backend);
+  }
 
   ctx.check_and_time(iteration, [&] {
     at::Tensor expected = at::layer_norm(x.to(at::kDouble), {dim}, weight.to(at::kDouble),
@@ -39,10 +61,8 @@ void run_layer_norm(CaseContext& ctx) {
 }  // namespace
 
 OPBENCH_FAMILY(LayerNorm) {
-  return {.name = "LayerNorm", .summary = "y = layer_norm(x) over the last dim of x (BS x D): gpt-fast's layer_norm, GB/s",
-          .experiments = {{"layer_norm", Metric::kMemoryBandwidth}}, .dtypes = families::norm_dtypes(),
-          .gpu_shapes = families::norm_gpu_shapes(), .cpu_shapes = families::norm_cpu_shapes(),
-          .backends = {{"aten"}}, .work = families::norm_work, .run = run_layer_norm};
+  return families::norm_family("LayerNorm", "y = layer_norm(x) over the last dim of x (BS x D): gpt-fast's layer_norm, GB/s",
+                               "layer_norm", run_layer_norm);
 }
 
 }  // namespace opbench

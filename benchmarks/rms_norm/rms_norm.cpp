@@ -47,13 +47,6 @@ at::Tensor rms_norm_float64(const at::Tensor& x, const at::Tensor& w) {
   return xd * at::rsqrt(xd.pow(2).mean({-1}, true) + kEps) * w.to(at::kDouble);
 }
 
-#ifdef OPBENCH_HAVE_CUDA
-kernels::NormType norm_type(c10::ScalarType dtype) {
-  if (dtype == c10::kBFloat16) return kernels::NormType::kBf16;
-  if (dtype == c10::kHalf) return kernels::NormType::kFp16;
-  return kernels::NormType::kFp32;
-}
-#endif
 
 void run_rms_norm(CaseContext& ctx) {
   const CaseInfo& c = ctx.info();
@@ -68,15 +61,7 @@ void run_rms_norm(CaseContext& ctx) {
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (c.backend == "cuda") {
-    kernels::RmsNormArgs args;
-    args.x = x.data_ptr();
-    args.w = w.data_ptr();
-    args.y = y.data_ptr();
-    args.rows = batch;
-    args.cols = dim;
-    args.row_stride = dim;
-    args.eps = static_cast<float>(kEps);
-    args.type = norm_type(c.scalar_type);
+    kernels::NormArgs args = families::norm_args(x, w, at::Tensor(), y, kEps);
     iteration = [&, args] { kernels::launch_rms_norm(args, c10::cuda::getCurrentCUDAStream().stream()); };
   }
 #endif
@@ -92,10 +77,8 @@ void run_rms_norm(CaseContext& ctx) {
 }  // namespace
 
 OPBENCH_FAMILY(RMSNorm) {
-  return {.name = "RMSNorm", .summary = "y = x * rsqrt(mean(x^2) + eps) * w over the last dim of x (BS x D): Llama's norm, GB/s",
-          .experiments = {{"rms_norm", Metric::kMemoryBandwidth}}, .dtypes = families::norm_dtypes(),
-          .gpu_shapes = families::norm_gpu_shapes(), .cpu_shapes = families::norm_cpu_shapes(),
-          .backends = {{"aten"}, {"cuda", true}}, .work = families::norm_work, .run = run_rms_norm};
+  return families::norm_family("RMSNorm", "y = x * rsqrt(mean(x^2) + eps) * w over the last dim of x (BS x D): Llama's norm, GB/s",
+                               "rms_norm", run_rms_norm);
 }
 
 }  // namespace opbench
