@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
-#   verify/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager ncu graph aa trace rows replay
+#   verify/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +39,11 @@ step_ncu() {
   python3 verify/ncu_compare.py "$out/ncu_layer_norm.csv" "$out/seed_aten.json" LayerNorm/bf16/4096x8192/aten \
     2>&1 | tee -a "$out/session.log"
 }
+step_compile() {  # torch.compile (inductor) and eager beside the own kernels, same timing method
+  python3 verify/compile_reference.py --json "$out/compile.json" --compare "$out/sweep/bench_ops.json" \
+    >"$out/compile.txt" 2>&1
+  log "compile reference rc $?: $(tail -1 "$out/compile.txt")"
+}
 step_graph() {
   wall $bench --opbench_timer=graph --benchmark_filter='^(LayerNorm/bf16|Gemv|GatherGemv)/' \
     --benchmark_out="$out/graph.json" --benchmark_out_format=json >"$out/graph.txt" 2>&1
@@ -68,6 +73,6 @@ step_replay() {
 
 log "$(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), sha $(cat .opbench_sha 2>/dev/null)"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager ncu graph aa trace rows replay)
+[ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager compile ncu graph aa trace rows replay)
 for s in "${steps[@]}"; do log "step $s"; "step_$s"; done
 tail -25 "$out/sweep.txt" 2>/dev/null

@@ -1,10 +1,11 @@
 // GEMV kernels: see gemv_kernel.h for what they compute and the layout rules.
 //
-// Mapping: a block of kWarpsPerBlock warps, one warp per output row (grid.x covers the rows), grid.y
-// one slice per selected expert (1 for a plain GEMV). Lane l of a warp reads the 16-byte chunks
-// l, l + 32, l + 64, ... of its row (consecutive lanes read consecutive chunks: a warp reads 512
-// contiguous bytes of W per step), multiplies with the matching elements of x in fp32, and the warp
-// sums its 32 partial sums with shuffles. x is re-read by every warp and is served from L1/L2.
+// Mapping: a block of kWarpsPerBlock warps, each warp one or two output rows (grid.x covers the rows),
+// grid.y one slice per selected expert (1 for a plain GEMV). Lane l of a warp reads the 16-byte chunks
+// l, l + 32, l + 64, ... of its rows (consecutive lanes read consecutive chunks: a warp reads 512
+// contiguous bytes of a row per step), multiplies with the matching elements of x in fp32 (converted
+// once per chunk for all of the warp's rows), and the warp sums its 32 partial sums with shuffles. W
+// is streamed past L1 (__ldcs); x is re-read by every warp and is served from L1/L2.
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -33,75 +34,119 @@ struct Params {
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_float(int8_t v) { return static_cast<float>(v); }
 
-// acc += dot(16 bytes of W starting at w, the matching elements of x starting at x).
-// REQUIRES: w and x 16-byte aligned.
-__device__ __forceinline__ float dot_chunk(const __nv_bfloat16* w, const __nv_bfloat16* x, float acc) {
-  uint4 wv = *reinterpret_cast<const uint4*>(w);
-  uint4 xv = *reinterpret_cast<const uint4*>(x);
+// x's elements matching one 16-byte chunk of W, in fp32: 8 for bf16 weights, 16 for int8.
+template <typename T>
+struct XChunk {
+  static constexpr int kElems = kVectorBytes / sizeof(T);
+  float v[kElems];
+  __device__ __forceinline__ void load(const __nv_bfloat16* x) {
+#pragma unroll
+    for (int q = 0; q < kElems / 8; ++q) {
+      uint4 raw = reinterpret_cast<const uint4*>(x)[q];
+      const __nv_bfloat162* x2 = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        float2 f = __bfloat1622float2(x2[i]);
+        v[8 * q + 2 * i] = f.x;
+        v[8 * q + 2 * i + 1] = f.y;
+      }
+    }
+  }
+};
+
+// acc + dot(one 16-byte chunk of W, the matching x).
+__device__ __forceinline__ float dot_chunk(uint4 wv, const XChunk<__nv_bfloat16>& x, float acc) {
   const __nv_bfloat162* w2 = reinterpret_cast<const __nv_bfloat162*>(&wv);
-  const __nv_bfloat162* x2 = reinterpret_cast<const __nv_bfloat162*>(&xv);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     float2 wf = __bfloat1622float2(w2[i]);
-    float2 xf = __bfloat1622float2(x2[i]);
-    acc = fmaf(wf.x, xf.x, acc);
-    acc = fmaf(wf.y, xf.y, acc);
+    acc = fmaf(wf.x, x.v[2 * i], acc);
+    acc = fmaf(wf.y, x.v[2 * i + 1], acc);
   }
   return acc;
 }
 
-__device__ __forceinline__ float dot_chunk(const int8_t* w, const __nv_bfloat16* x, float acc) {
-  uint4 wv = *reinterpret_cast<const uint4*>(w);
-  uint4 xv[2] = {reinterpret_cast<const uint4*>(x)[0], reinterpret_cast<const uint4*>(x)[1]};
+__device__ __forceinline__ float dot_chunk(uint4 wv, const XChunk<int8_t>& x, float acc) {
   const int8_t* wb = reinterpret_cast<const int8_t*>(&wv);
-  const __nv_bfloat162* x2 = reinterpret_cast<const __nv_bfloat162*>(xv);
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    float2 xf = __bfloat1622float2(x2[i]);
-    acc = fmaf(static_cast<float>(wb[2 * i]), xf.x, acc);
-    acc = fmaf(static_cast<float>(wb[2 * i + 1]), xf.y, acc);
-  }
+  for (int i = 0; i < 16; ++i) acc = fmaf(static_cast<float>(wb[i]), x.v[i], acc);
   return acc;
 }
 
-template <typename T, bool kVectorized>
-__global__ void __launch_bounds__(kThreadsPerBlock) gemv_kernel(Params p) {
+// The expert a slice reads (0 without gathering), or -1 for an index out of range: the slice's rows
+// then become NaN, so the check fails, and W is never read out of bounds.
+__device__ __forceinline__ int64_t expert_of(const Params& p, int64_t slice) {
+  if (p.expert_idx == nullptr) return 0;
+  const int64_t e = p.expert_idx[slice];
+  return e >= 0 && e < p.num_experts ? e : -1;
+}
+
+__device__ __forceinline__ __nv_bfloat16 nan_bf16() { return __float2bfloat16(__int_as_float(0x7fc00000)); }
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// 16-byte path: a warp computes kRows consecutive rows, so each chunk of x is loaded and converted once
+// for kRows chunks of W (the int8 path's conversions are its cost); W is streamed (__ldcs: it is read
+// once, and L1 keeps x), two column steps in flight per row.
+template <typename T, int kRows>
+__global__ void __launch_bounds__(kThreadsPerBlock) gemv_vector(Params p) {
+  constexpr int kElems = XChunk<T>::kElems;
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize) * kRows;
+  const int64_t slice = blockIdx.y;
+  if (row0 >= p.rows) return;   // uniform across the warp
+  __nv_bfloat16* y = p.y + slice * p.rows + row0;
+  const int64_t expert = expert_of(p, slice);
+  if (expert < 0) {
+    if (lane < kRows && row0 + lane < p.rows) y[lane] = nan_bf16();
+    return;
+  }
+  const T* w = static_cast<const T*>(p.w) + expert * p.expert_stride + row0 * p.row_stride;
+  const int rows_here = static_cast<int>(p.rows - row0 < kRows ? p.rows - row0 : kRows);
+  float acc[kRows] = {};
+#pragma unroll 2
+  for (int64_t c = static_cast<int64_t>(lane) * kElems; c < p.cols; c += kWarpSize * kElems) {
+    XChunk<T> xc;
+    xc.load(p.x + c);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      if (r < rows_here) acc[r] = dot_chunk(__ldcs(reinterpret_cast<const uint4*>(w + r * p.row_stride + c)), xc, acc[r]);
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float total = warp_sum(acc[r]);
+    if (lane == 0 && r < rows_here) y[r] = __float2bfloat16(total);
+  }
+}
+
+// Any shape and alignment: one row per warp, element by element.
+template <typename T>
+__global__ void __launch_bounds__(kThreadsPerBlock) gemv_scalar(Params p) {
   const int lane = threadIdx.x % kWarpSize;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize;
   const int64_t slice = blockIdx.y;
-  if (row >= p.rows) return;   // the whole warp leaves together: row is uniform across a warp
+  if (row >= p.rows) return;
   __nv_bfloat16* y = p.y + slice * p.rows + row;
-
-  int64_t expert = 0;
-  if (p.expert_idx != nullptr) {
-    expert = p.expert_idx[slice];
-    if (expert < 0 || expert >= p.num_experts) {   // never read out of bounds: make the check fail
-      if (lane == 0) *y = __float2bfloat16(__int_as_float(0x7fc00000));
-      return;
-    }
+  const int64_t expert = expert_of(p, slice);
+  if (expert < 0) {
+    if (lane == 0) *y = nan_bf16();
+    return;
   }
   const T* w = static_cast<const T*>(p.w) + expert * p.expert_stride + row * p.row_stride;
-
   float acc = 0.f;
-  if constexpr (kVectorized) {
-    constexpr int kElems = kVectorBytes / sizeof(T);   // 8 bf16 or 16 int8 per load
-#pragma unroll 4
-    for (int64_t c = static_cast<int64_t>(lane) * kElems; c < p.cols; c += kWarpSize * kElems)
-      acc = dot_chunk(w + c, p.x + c, acc);
-  } else {
-    for (int64_t c = lane; c < p.cols; c += kWarpSize)
-      acc = fmaf(to_float(w[c]), __bfloat162float(p.x[c]), acc);
-  }
-#pragma unroll
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
-    acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+  for (int64_t c = lane; c < p.cols; c += kWarpSize) acc = fmaf(to_float(w[c]), __bfloat162float(p.x[c]), acc);
+  acc = warp_sum(acc);
   if (lane == 0) *y = __float2bfloat16(acc);
 }
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
 
 template <typename T>
-void launch_typed(const GemvArgs& a, bool vectorized, dim3 grid, cudaStream_t stream) {
+void launch_typed(const GemvArgs& a, bool vectorized, int rows_per_warp, dim3 grid, cudaStream_t stream) {
   Params p{a.w,
            a.rows,
            a.cols,
@@ -111,10 +156,14 @@ void launch_typed(const GemvArgs& a, bool vectorized, dim3 grid, cudaStream_t st
            a.expert_idx,
            a.expert_stride,
            a.num_experts};
-  if (vectorized)
-    gemv_kernel<T, true><<<grid, kThreadsPerBlock, 0, stream>>>(p);
-  else
-    gemv_kernel<T, false><<<grid, kThreadsPerBlock, 0, stream>>>(p);
+  if (!vectorized) {
+    gemv_scalar<T><<<grid, kThreadsPerBlock, 0, stream>>>(p);
+  } else if (rows_per_warp == 2) {
+    grid.x = static_cast<unsigned>((a.rows + 2 * kWarpsPerBlock - 1) / (2 * kWarpsPerBlock));
+    gemv_vector<T, 2><<<grid, kThreadsPerBlock, 0, stream>>>(p);
+  } else {
+    gemv_vector<T, 1><<<grid, kThreadsPerBlock, 0, stream>>>(p);
+  }
 }
 
 }  // namespace
@@ -138,10 +187,13 @@ void launch_gemv(const GemvArgs& a, cudaStream_t stream) {
   if (blocks > 0x7fffffff) invalid("too many rows");
   dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(a.num_selected));
   const bool vectorized = gemv_vectorizable(a);
+  // Two rows per warp where there are rows enough to keep every SM busy with them (x converted once
+  // for both rows: the int8 path's cost); one row per warp for small matrices, where blocks are scarce.
+  const int rows_per_warp = a.rows * a.num_selected >= 8192 ? 2 : 1;
   if (a.w_type == WeightType::kInt8)
-    launch_typed<int8_t>(a, vectorized, grid, stream);
+    launch_typed<int8_t>(a, vectorized, rows_per_warp, grid, stream);
   else
-    launch_typed<__nv_bfloat16>(a, vectorized, grid, stream);
+    launch_typed<__nv_bfloat16>(a, vectorized, rows_per_warp, grid, stream);
   OPBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
