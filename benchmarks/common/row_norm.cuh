@@ -6,6 +6,7 @@
 // registers: x is read from memory once. Scalar path: any shape and alignment, x read per pass.
 // A Norm policy supplies the statistics and the output of one element:
 //   struct Norm { static constexpr bool kCentered;   // true: a mean is subtracted (LayerNorm)
+//                 static constexpr bool kBias;       // true: a bias may be added (when Row::b is set)
 //                 static float scale(float sum_sq, float cols, float eps);   // from the (centered) sum of squares
 //                 template <typename T> static T out(float x, float mean, float scale, T w, T b); };
 // Include only from .cu files.
@@ -94,7 +95,9 @@ __global__ void vector_kernel(Row<T> r) {
     const int64_t v = threadIdx.x + static_cast<int64_t>(i) * blockDim.x;
     if (v >= vectors) continue;
     uint4 wq = __ldg(reinterpret_cast<const uint4*>(r.w) + v);
-    uint4 bq = r.b ? __ldg(reinterpret_cast<const uint4*>(r.b) + v) : uint4{};
+    uint4 bq{};   // no registers for a bias a norm never has
+    if constexpr (Norm::kBias)
+      if (r.b) bq = __ldg(reinterpret_cast<const uint4*>(r.b) + v);
     const T* e = reinterpret_cast<const T*>(&held[i]);
     const T* we = reinterpret_cast<const T*>(&wq);
     const T* be = reinterpret_cast<const T*>(&bq);

@@ -9,6 +9,7 @@ using namespace row_norm;
 
 // As at::layer_norm: the biased variance, the output computed in fp32 and rounded once.
 struct Layer {
+  static constexpr bool kBias = true;
   static constexpr bool kCentered = true;
   __device__ static float scale(float centered_sum_sq, float cols, float eps) {
     return rsqrtf(centered_sum_sq / cols + eps);

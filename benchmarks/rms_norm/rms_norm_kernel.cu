@@ -10,6 +10,7 @@ using namespace row_norm;
 // As Llama's reference: statistics in fp32, the normalized value rounded to the dtype (type_as(x)),
 // then multiplied by the weight in the dtype (computed in fp32, rounded once).
 struct Rms {
+  static constexpr bool kBias = false;
   static constexpr bool kCentered = false;
   __device__ static float scale(float sum_sq, float cols, float eps) { return rsqrtf(sum_sq / cols + eps); }
   template <typename T>
