@@ -11,3 +11,9 @@ def bench_ops() -> pathlib.Path:
     if not path.exists():
         raise FileNotFoundError(f"{path} is not built: run tools/build.sh first")
     return path
+
+
+def run_bench_ops(*args, timeout=300):
+    """Runs bench_ops with `args`; the CompletedProcess (text stdout and stderr)."""
+    import subprocess
+    return subprocess.run([str(bench_ops()), *map(str, args)], capture_output=True, text=True, timeout=timeout)

@@ -2,13 +2,11 @@
 Google Benchmark flags honoured or refused with what to use instead, whole-number flags."""
 import subprocess
 
-from bench_ops_bin import bench_ops
+from bench_ops_bin import bench_ops, run_bench_ops as run
 
 FAST = ["--opbench_max_time=0.01", "--opbench_min_samples=3"]
 
 
-def run(*args):
-    return subprocess.run([str(bench_ops()), *args], capture_output=True, text=True, timeout=300)
 
 
 def test_version_names_opbench_torch_and_google_benchmark():

@@ -4,13 +4,11 @@ import csv
 import json
 import subprocess
 
-from bench_ops_bin import bench_ops
+from bench_ops_bin import bench_ops, run_bench_ops as run
 
 FAST = ["--opbench_max_time=0.01", "--opbench_min_samples=3"]
 
 
-def run(*args):
-    return subprocess.run([str(bench_ops()), *args], capture_output=True, text=True, timeout=300)
 
 
 def test_filter_matching_nothing_or_invalid_exits_2_with_one_line():

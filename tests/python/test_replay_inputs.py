@@ -3,11 +3,9 @@ exit 2 when nothing can run, exit 1 when some lines did not parse, inputs too la
 anything is allocated, a per-case time budget, and an existing CSV of another schema left alone."""
 import subprocess
 
-from bench_ops_bin import bench_ops
+from bench_ops_bin import bench_ops, run_bench_ops as run
 
 
-def run(*args):
-    return subprocess.run([str(bench_ops()), *args], capture_output=True, text=True, timeout=300)
 
 
 def log(tmp_path, text, name="model.txt"):
