@@ -56,6 +56,7 @@ class Case:
     aggregates: dict = field(default_factory=dict)   # aggregate name -> metric -> value
     aggregate_reps: int = 0                          # repetitions behind the aggregates
     error: str | None = None                         # why the case failed (any entry failed/skipped)
+    broken: dict = field(default_factory=dict)       # time metric -> why a repetition's value is unusable
     label: str = ""
 
     def n(self, metric: str) -> int:
@@ -65,7 +66,8 @@ class Case:
         return self.aggregate_reps if metric in self.aggregates.get("median", self.aggregates.get("mean", {})) else 0
 
     def has(self, metric: str) -> bool:
-        return self.n(metric) > 0
+        """True when the case measured `metric` (also when some of its values were unusable)."""
+        return self.n(metric) > 0 or metric in self.broken
 
     def metrics(self) -> set:
         found = set(self.values)
@@ -184,23 +186,24 @@ def _case_keys(entries: list) -> list:
     return stripped
 
 
-def _broken_time(entry: dict) -> str | None:
-    """Why an iteration entry's times cannot be used (NaN, inf, zero or negative), or None."""
+def _broken_times(entry: dict) -> dict:
+    """{time metric: why} for the times of an iteration entry that cannot be a measurement (NaN, inf,
+    zero or negative). A comparison on such a metric fails the case, never drops the repetition."""
+    out = {}
     for key in TIME_METRICS:
         value = entry.get(key)
         if _is_number(value) and not (math.isfinite(value) and value > 0):
-            return f"{key} is {value!r} in repetition {entry.get('repetition_index', 0)} (not a positive time)"
-    return None
+            out[key] = f"{key} is {value!r} in repetition {entry.get('repetition_index', 0)} (not a positive time)"
+    return out
 
 
 def _add_entry(path: str, case: Case, entry: dict) -> None:
     if is_failed(entry):
         case.error = case.error or failure_message(entry)
         return
-    broken = _broken_time(entry) if entry.get("run_type", "iteration") == "iteration" else None
-    if broken:   # a broken measurement fails the case: never a silent drop that changes the counts
-        case.error = case.error or broken
-        return
+    if entry.get("run_type", "iteration") == "iteration":   # kept per metric: it fails a comparison of that metric
+        for metric, why in _broken_times(entry).items():
+            case.broken.setdefault(metric, why)
     case.label = case.label or str(entry.get("label", ""))
     measured = _measurements(entry)
     if entry.get("run_type") == "aggregate":

@@ -186,10 +186,11 @@ def verdict(change: float, threshold: float, stderr: float | None, significant: 
 
 def compare_case(name: str, old: Case, new: Case, metric: str, alpha: float, threshold: float) -> CaseResult:
     result = CaseResult(name, "N/A", threshold)
-    if old.error or new.error:
+    errors = {side: c.error or c.broken.get(metric) for side, c in (("old", old), ("new", new))}
+    if any(errors.values()):
         result.verdict = "FAILED"
-        result.failed = tuple(side for side, c in (("old", old), ("new", new)) if c.error)
-        result.note = "; ".join(f"{side}: {c.error}" for side, c in (("old", old), ("new", new)) if c.error)
+        result.failed = tuple(side for side, why in errors.items() if why)
+        result.note = "; ".join(f"{side}: {why}" for side, why in errors.items() if why)
         return result
     result.old, result.new = side_of(old, metric), side_of(new, metric)
     result.counters = _counters(old, new, metric)
