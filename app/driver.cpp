@@ -266,6 +266,9 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     display = std::make_unique<CompactConsoleReporter>(run_title(info), !flags.time_unit_given);
   else
     display = make_format_reporter(flags.format);
+  if (flags.format == "console" && cli.full_console)
+    std::cerr << "bench_ops: if Google Benchmark warns 'Library was built as DEBUG', that is the packaged "
+                 "libbenchmark's build (Debian's): each opbench case times itself, so its figures are not affected\n";
   std::vector<benchmark::BenchmarkReporter*> shown{display.get(), results.get()};
   if (replay) shown.insert(shown.begin(), replay->line_clearer());   // erases its progress line
   ForwardingReporter display_forward(shown);
