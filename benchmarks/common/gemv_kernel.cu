@@ -1,6 +1,7 @@
 // GEMV kernels: see gemv_kernel.h for what they compute and the layout rules.
 //
-// Mapping: a block of kWarpsPerBlock warps, each warp one or two output rows (grid.x covers the rows),
+// Mapping: a block of kWarpsPerBlock warps, each warp one (bf16) or two (int8, many rows) output
+// rows (grid.x covers the rows),
 // grid.y one slice per selected expert (1 for a plain GEMV). Lane l of a warp reads the 16-byte chunks
 // l, l + 32, l + 64, ... of its rows (consecutive lanes read consecutive chunks: a warp reads 512
 // contiguous bytes of a row per step), multiplies with the matching elements of x in fp32 (converted
@@ -29,6 +30,7 @@ struct Params {
   __nv_bfloat16* y;
   const int64_t* expert_idx;
   int64_t expert_stride, num_experts;
+  const __nv_bfloat16* row_scale;
 };
 
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -66,11 +68,25 @@ __device__ __forceinline__ float dot_chunk(uint4 wv, const XChunk<__nv_bfloat16>
   return acc;
 }
 
+// int8 -> fp32 without I2F (a quarter-rate instruction, 16 per 16-byte load: the int8 path's limit):
+// b ^ 0x80 placed in the low mantissa byte of 2^23 is the float 2^23 + 128 + b, exactly; one byte
+// permute and one add recover b. Two accumulation chains halve the dependent-FMA latency.
 __device__ __forceinline__ float dot_chunk(uint4 wv, const XChunk<int8_t>& x, float acc) {
-  const int8_t* wb = reinterpret_cast<const int8_t*>(&wv);
+  constexpr float kBias = 8388608.f + 128.f;
+  const uint32_t words[4] = {wv.x ^ 0x80808080u, wv.y ^ 0x80808080u, wv.z ^ 0x80808080u, wv.w ^ 0x80808080u};
+  float a0 = 0.f, a1 = 0.f;
 #pragma unroll
-  for (int i = 0; i < 16; ++i) acc = fmaf(static_cast<float>(wb[i]), x.v[i], acc);
-  return acc;
+  for (int k = 0; k < 4; ++k) {
+    const float w0 = __uint_as_float(__byte_perm(words[k], 0x4B000000u, 0x7540)) - kBias;
+    const float w1 = __uint_as_float(__byte_perm(words[k], 0x4B000000u, 0x7541)) - kBias;
+    const float w2 = __uint_as_float(__byte_perm(words[k], 0x4B000000u, 0x7542)) - kBias;
+    const float w3 = __uint_as_float(__byte_perm(words[k], 0x4B000000u, 0x7543)) - kBias;
+    a0 = fmaf(w0, x.v[4 * k], a0);
+    a1 = fmaf(w1, x.v[4 * k + 1], a1);
+    a0 = fmaf(w2, x.v[4 * k + 2], a0);
+    a1 = fmaf(w3, x.v[4 * k + 3], a1);
+  }
+  return acc + (a0 + a1);
 }
 
 // The expert a slice reads (0 without gathering), or -1 for an index out of range: the slice's rows
@@ -89,12 +105,20 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// The bf16 result of a row: its fp32 sum times the row's bf16 scale when there is one.
+__device__ __forceinline__ __nv_bfloat16 finish_row(const Params& p, int64_t row, float total) {
+  if (p.row_scale != nullptr) total *= __bfloat162float(p.row_scale[row]);
+  return __float2bfloat16(total);
+}
+
 // 16-byte path: a warp computes kRows consecutive rows, so each chunk of x is loaded and converted once
-// for kRows chunks of W (the int8 path's conversions are its cost); W is streamed (__ldcs: it is read
-// once, and L1 keeps x), two column steps in flight per row.
-template <typename T, int kRows>
+// for kRows chunks of W (the int8 path's conversions are its cost). The main loop issues all
+// kSteps x kRows loads of W before any arithmetic (kSteps x kRows x 16 bytes in flight per lane);
+// W is streamed (__ldcs: read once, L1 keeps x).
+template <typename T, int kRows, int kSteps>
 __global__ void __launch_bounds__(kThreadsPerBlock) gemv_vector(Params p) {
   constexpr int kElems = XChunk<T>::kElems;
+  constexpr int64_t kStride = kWarpSize * kElems;
   const int lane = threadIdx.x % kWarpSize;
   const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize) * kRows;
   const int64_t slice = blockIdx.y;
@@ -107,19 +131,36 @@ __global__ void __launch_bounds__(kThreadsPerBlock) gemv_vector(Params p) {
   }
   const T* w = static_cast<const T*>(p.w) + expert * p.expert_stride + row0 * p.row_stride;
   const int rows_here = static_cast<int>(p.rows - row0 < kRows ? p.rows - row0 : kRows);
+  // A partial row group reads its last row again in place of the missing ones (never out of bounds).
+  int64_t row_off[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) row_off[r] = (r < rows_here ? r : rows_here - 1) * p.row_stride;
   float acc[kRows] = {};
-#pragma unroll 2
-  for (int64_t c = static_cast<int64_t>(lane) * kElems; c < p.cols; c += kWarpSize * kElems) {
+  int64_t c = static_cast<int64_t>(lane) * kElems;
+  for (; c + (kSteps - 1) * kStride < p.cols; c += kSteps * kStride) {
+    uint4 wv[kSteps][kRows];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) wv[s][r] = __ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c + s * kStride));
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      XChunk<T> xc;
+      xc.load(p.x + c + s * kStride);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(wv[s][r], xc, acc[r]);
+    }
+  }
+  for (; c < p.cols; c += kStride) {   // fewer than kSteps chunks left
     XChunk<T> xc;
     xc.load(p.x + c);
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      if (r < rows_here) acc[r] = dot_chunk(__ldcs(reinterpret_cast<const uint4*>(w + r * p.row_stride + c)), xc, acc[r]);
+    for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(__ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c)), xc, acc[r]);
   }
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    float total = warp_sum(acc[r]);
-    if (lane == 0 && r < rows_here) y[r] = __float2bfloat16(total);
+    const float total = warp_sum(acc[r]);
+    if (lane == 0 && r < rows_here) y[r] = finish_row(p, row0 + r, total);
   }
 }
 
@@ -140,29 +181,48 @@ __global__ void __launch_bounds__(kThreadsPerBlock) gemv_scalar(Params p) {
   float acc = 0.f;
   for (int64_t c = lane; c < p.cols; c += kWarpSize) acc = fmaf(to_float(w[c]), __bfloat162float(p.x[c]), acc);
   acc = warp_sum(acc);
-  if (lane == 0) *y = __float2bfloat16(acc);
+  if (lane == 0) *y = finish_row(p, row, acc);
 }
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
 
+Params params_of(const GemvArgs& a) {
+  return Params{a.w,
+                a.rows,
+                a.cols,
+                a.row_stride,
+                static_cast<const __nv_bfloat16*>(a.x),
+                static_cast<__nv_bfloat16*>(a.y),
+                a.expert_idx,
+                a.expert_stride,
+                a.num_experts,
+                static_cast<const __nv_bfloat16*>(a.row_scale)};
+}
+
+// One vector-path configuration: kRows rows per warp, kSteps column steps in flight.
+template <typename T, int kRows, int kSteps>
+void launch_vector(const GemvArgs& a, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((a.rows + kRows * kWarpsPerBlock - 1) / (kRows * kWarpsPerBlock)),
+                  static_cast<unsigned>(a.num_selected));
+  gemv_vector<T, kRows, kSteps><<<grid, kThreadsPerBlock, 0, stream>>>(params_of(a));
+}
+
 template <typename T>
-void launch_typed(const GemvArgs& a, bool vectorized, int rows_per_warp, dim3 grid, cudaStream_t stream) {
-  Params p{a.w,
-           a.rows,
-           a.cols,
-           a.row_stride,
-           static_cast<const __nv_bfloat16*>(a.x),
-           static_cast<__nv_bfloat16*>(a.y),
-           a.expert_idx,
-           a.expert_stride,
-           a.num_experts};
+void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
   if (!vectorized) {
-    gemv_scalar<T><<<grid, kThreadsPerBlock, 0, stream>>>(p);
-  } else if (rows_per_warp == 2) {
-    grid.x = static_cast<unsigned>((a.rows + 2 * kWarpsPerBlock - 1) / (2 * kWarpsPerBlock));
-    gemv_vector<T, 2><<<grid, kThreadsPerBlock, 0, stream>>>(p);
+    const dim3 grid(static_cast<unsigned>((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock),
+                    static_cast<unsigned>(a.num_selected));
+    gemv_scalar<T><<<grid, kThreadsPerBlock, 0, stream>>>(params_of(a));
+  } else if (sizeof(T) == 2) {
+    // bf16: one row per warp, 8 chunks in flight per lane (H100, results/.../kernels_gemv: fastest at
+    // every D from 1024 to 16384, GEMV and gather; 99% of the read stream at D = 16384).
+    launch_vector<T, 1, 8>(a, stream);
+  } else if (a.rows * a.num_selected >= 8192) {
+    // int8, rows plentiful: two rows per warp (x converted once for both; the conversions are the
+    // int8 path's cost), 4 steps in flight.
+    launch_vector<T, 2, 4>(a, stream);
   } else {
-    gemv_vector<T, 1><<<grid, kThreadsPerBlock, 0, stream>>>(p);
+    launch_vector<T, 1, 4>(a, stream);   // small matrices: blocks are scarce, one row per warp
   }
 }
 
@@ -183,17 +243,12 @@ void launch_gemv(const GemvArgs& a, cudaStream_t stream) {
   if (a.expert_idx == nullptr && a.num_selected != 1) invalid("num_selected > 1 needs expert_idx");
   if (a.expert_idx != nullptr && (a.num_experts < 1 || a.expert_stride < a.rows * a.row_stride))
     invalid("expert_stride or num_experts inconsistent with the matrix");
-  const int64_t blocks = (a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  if (blocks > 0x7fffffff) invalid("too many rows");
-  dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(a.num_selected));
+  if ((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock > 0x7fffffff) invalid("too many rows");
   const bool vectorized = gemv_vectorizable(a);
-  // Two rows per warp where there are rows enough to keep every SM busy with them (x converted once
-  // for both rows: the int8 path's cost); one row per warp for small matrices, where blocks are scarce.
-  const int rows_per_warp = a.rows * a.num_selected >= 8192 ? 2 : 1;
   if (a.w_type == WeightType::kInt8)
-    launch_typed<int8_t>(a, vectorized, rows_per_warp, grid, stream);
+    launch_typed<int8_t>(a, vectorized, stream);
   else
-    launch_typed<__nv_bfloat16>(a, vectorized, rows_per_warp, grid, stream);
+    launch_typed<__nv_bfloat16>(a, vectorized, stream);
   OPBENCH_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,9 +1,9 @@
 // opbench's own GEMV kernels (gemv.cu): y = W @ x with W in bf16 or int8 (dequantized on the fly,
-// no scales: the int8 value itself, as W.to(bf16) in the seed), x and y in bf16, fp32 accumulation.
-// One warp per output row, 16-byte loads of W and x where the layout allows it (else a scalar loop),
+// no scales unless `row_scale` is given: then y is scaled per output row), x and y in bf16, fp32
+// accumulation. One warp per one or two output rows, 16-byte loads of W and x with several in flight
+// per lane where the layout allows it (else a scalar loop),
 // a warp-shuffle reduction, one bf16 store per row. With `expert_idx` the same kernel gathers:
 // output row block e uses W + expert_idx[e] * expert_stride (the index is read on the device).
-// A first, honest version: correct for any shape and alignment, not tuned to the speed of light.
 // Plain C++ interface (no ATen) so that .cpp files and tests can call it.
 #pragma once
 #include <cuda_runtime_api.h>
@@ -27,6 +27,9 @@ struct GemvArgs {
   int64_t num_selected = 1;       // output row blocks; 1 without expert_idx
   int64_t expert_stride = 0;      // elements between consecutive experts of W
   int64_t num_experts = 1;        // valid indices are [0, num_experts); others yield NaN rows
+  // Optional per-output-row bf16 scale (rows elements, shared by every selected expert): y = (W @ x) *
+  // row_scale, the int8 per-channel dequantization of the decode models. nullptr: no scale.
+  const void* row_scale = nullptr;
 };
 
 // The arguments for y = W @ x with a contiguous square W (d x d); gather fields left unset.
