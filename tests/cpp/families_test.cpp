@@ -1,7 +1,8 @@
 // The GEMV-like families (Gemv, GatherGemv, MLP, Ceiling): the shared dot-product tolerance rule,
 // every family's cases end to end through Google Benchmark (on CPU: all, small; on a GPU: each
-// family's first shape of every backend, and the ceilings), and opbench's own kernels and
-// cuBLAS calls against float64 on the GPU. GPU tests skip cleanly without a CUDA device.
+// family's first shape of every backend, and the ceilings), and the cuBLAS calls against float64 on
+// the GPU (the own GEMV kernel: benchmarks/common/gemv_kernel_test.cpp). GPU tests skip cleanly
+// without a CUDA device.
 // Needs the family sources (and, in CUDA builds, their kernels and cuBLAS) linked in. Each family's own
 // work formula is tested in its folder (benchmarks/<family>/*_test.cpp).
 #include <ATen/ATen.h>
@@ -26,7 +27,6 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "common/cublas_ops.h"
-#include "common/gemv_kernel.h"
 #endif
 
 namespace opbench {
@@ -160,91 +160,7 @@ class FamilyGpu : public ::testing::Test {
     return at::randn(shape, cuda(dtype));
   }
   static cudaStream_t stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
-  static kernels::WeightType type_of(c10::ScalarType dtype) {
-    return dtype == c10::kChar ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
-  }
-  // Runs the own GEMV on w (a 2-D view, any row stride) and x; checks against float64.
-  static void check_gemv(const at::Tensor& w, const at::Tensor& x, bool expect_vectorized) {
-    at::Tensor y = at::empty({w.size(0)}, cuda(c10::kBFloat16));
-    kernels::GemvArgs args;
-    args.w = w.data_ptr();
-    args.w_type = type_of(w.scalar_type());
-    args.rows = w.size(0);
-    args.cols = w.size(1);
-    args.row_stride = w.stride(0);
-    args.x = x.data_ptr();
-    args.y = y.data_ptr();
-    EXPECT_EQ(kernels::gemv_vectorizable(args), expect_vectorized);
-    kernels::launch_gemv(args, stream());
-    at::Tensor wd = w.to(at::kDouble), xd = x.to(at::kDouble);
-    expect_close(y, at::matmul(wd, xd), dot_tolerance(w.size(1), rms(wd), rms(xd)), "own gemv");
-  }
 };
-
-TEST_F(FamilyGpu, OwnGemvMatchesFloat64OnAlignedShapes) {
-  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
-    for (int64_t d : {256, 1024, 4096}) {
-      SCOPED_TRACE(dtype_name(dtype) + " D=" + std::to_string(d));
-      check_gemv(weights({d, d}, dtype), at::randn({d}, cuda(c10::kBFloat16)), true);
-    }
-  }
-}
-
-TEST_F(FamilyGpu, OwnGemvFallsBackToScalarLoadsWhenUnaligned) {
-  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
-    SCOPED_TRACE(dtype_name(dtype));
-    // cols not a multiple of the vector width; rows not a multiple of the warps per block.
-    check_gemv(weights({37, 1003}, dtype), at::randn({1003}, cuda(c10::kBFloat16)), false);
-    // x starting one element past a 16-byte boundary.
-    at::Tensor x_storage = at::randn({1025}, cuda(c10::kBFloat16));
-    check_gemv(weights({64, 1024}, dtype), x_storage.slice(0, 1), false);
-    // W rows of a wider matrix (row stride > cols), vectorizable and not.
-    at::Tensor wide = weights({64, 1024 + 64}, dtype);
-    check_gemv(wide.slice(1, 0, 512), at::randn({512}, cuda(c10::kBFloat16)), true);
-    check_gemv(wide.slice(1, 3, 515), at::randn({512}, cuda(c10::kBFloat16)), false);
-  }
-}
-
-TEST_F(FamilyGpu, OwnGatherGemvReadsTheIndexOnTheDevice) {
-  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
-    SCOPED_TRACE(dtype_name(dtype));
-    const int64_t experts = 8, d = 512;
-    at::Tensor w = weights({experts, d, d}, dtype);
-    at::Tensor x = at::randn({d}, cuda(c10::kBFloat16));
-    at::Tensor idx = at::tensor(std::vector<int64_t>{3, 5}, cuda(c10::kLong));
-    at::Tensor out = at::empty({2, d}, cuda(c10::kBFloat16));
-    kernels::GemvArgs args;
-    args.w = w.data_ptr();
-    args.w_type = type_of(dtype);
-    args.rows = args.cols = args.row_stride = d;
-    args.x = x.data_ptr();
-    args.y = out.data_ptr();
-    args.expert_idx = idx.data_ptr<int64_t>();
-    args.num_selected = 2;
-    args.expert_stride = d * d;
-    args.num_experts = experts;
-    kernels::launch_gemv(args, stream());
-    at::Tensor wd = w.index_select(0, idx).to(at::kDouble), xd = x.to(at::kDouble);
-    expect_close(out, at::matmul(wd, xd), dot_tolerance(d, rms(wd), rms(xd)), "own gather gemv");
-
-    // An index out of range yields NaN rows (never an out-of-bounds read).
-    idx.fill_(experts);
-    kernels::launch_gemv(args, stream());
-    EXPECT_TRUE(out.isnan().all().item<bool>());
-  }
-}
-
-TEST_F(FamilyGpu, LaunchRejectsInconsistentArguments) {
-  kernels::GemvArgs args;
-  EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
-  at::Tensor w = weights({8, 8}, c10::kBFloat16), x = at::randn({8}, cuda(c10::kBFloat16));
-  args.w = w.data_ptr();
-  args.x = x.data_ptr();
-  args.y = x.data_ptr();
-  args.rows = args.cols = 8;
-  args.row_stride = 4;   // < cols
-  EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
-}
 
 TEST_F(FamilyGpu, CublasGemvMatchesFloat64) {
   const int64_t rows = 768, cols = 1024;
