@@ -92,6 +92,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       rule.max_seconds = parse_number("--opbench_max_time", *v, 0.001, 3600);
     } else if (auto v = flag_value(args, i, "--opbench_min_samples")) {
       rule.min_samples = parse_integer("--opbench_min_samples", *v, 1, 1e6);
+    } else if (auto v = flag_value(args, i, "--opbench_model_layers")) {
+      cli.run.model_layers = parse_integer("--opbench_model_layers", *v, 1, 1024);
     } else if (auto v = flag_value(args, i, "--opbench_cpu_threads")) {
       cli.cpu_threads = parse_integer("--opbench_cpu_threads", *v, 1, 4096);
     } else if (auto v = flag_value(args, i, "--opbench_trace")) {
@@ -156,6 +158,10 @@ opbench flags:
                               0.005; 1.2533 * sample stdev/mean / sqrt(n), 5% tails trimmed) ...
   --opbench_min_samples=N     ... after at least N samples (default 10) ...
   --opbench_max_time=S        ... or after S seconds of sampling (default 1.0)
+  --opbench_model_layers=N    layer count of the whole-model families (Llama2, Mixtral) instead of
+                              each model's own (Llama-2-7B 32, Mixtral-8x7B 16; the case name
+                              says it: Mixtral/int8/8x7b-32L/graph); model cases time 5 whole
+                              generations each, whatever the stopping rule above says
   --opbench_cpu_threads=N     ATen threads for CPU runs (default 1: spinning worker threads make
                               timings on a shared or small machine erratic)
   --opbench_trace DIR         after timing a case, record --opbench_trace_iters=N (default 20)

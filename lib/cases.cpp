@@ -11,7 +11,7 @@ namespace opbench {
 namespace {
 
 std::unique_ptr<Sampler> make_sampler(const DeviceInfo& device, TimerKind timer, CacheMode cache) {
-  if (!device.is_gpu) return make_host_sampler();
+  if (!device.is_gpu || timer == TimerKind::kHost) return make_host_sampler();
   if (timer == TimerKind::kGraph) return make_graph_sampler(cache);
   return make_event_sampler(cache);
 }
@@ -79,7 +79,7 @@ void CaseContext::time(const std::function<void()>& iteration, const TimingReque
 void CaseContext::time(const std::function<void()>& iteration, const Work& work, const TimingRequest& request) {
   CacheMode cache = request.cache.value_or(run_.options.cache);
   auto sampler = make_sampler(run_.device, request.timer.value_or(run_.options.gpu_timer), cache);
-  Measurement m = measure(*sampler, iteration, run_.options.rule);
+  Measurement m = measure(*sampler, iteration, request.rule.value_or(run_.options.rule));
   finished_ = true;
   for (auto _ : state_) state_.SetIterationTime(m.median);
   Figures figures = figures_of(work, m.median, run_.device.peaks, run_.ceilings);
@@ -95,6 +95,7 @@ void CaseContext::time(const std::function<void()>& iteration, const Work& work,
   if (!run_.trace.dir.empty()) add_trace_counters(state_, run_.trace, info_.name(), iteration);
   std::string label = std::string("timer=") + timer_kind_name(m.timer);
   if (m.timer != TimerKind::kHost) label += cache == CacheMode::kCold ? " cache=cold" : " cache=warm";
+  if (!request.note.empty()) label += " " + request.note;
   state_.SetLabel(label);
 }
 

@@ -5,15 +5,28 @@
 namespace opbench {
 
 const char* metric_name(Metric metric) {
-  static const char* const names[] = {"memory_bandwidth(GB/s)", "flops_utilization", "token_per_sec"};   // Metric's order
+  static const char* const names[] = {"memory_bandwidth(GB/s)", "flops_utilization", "token_per_sec",
+                                      "startup_time(s)", "token_latency_p50(ms)", "token_latency_p90(ms)"};   // Metric's order
   return names[static_cast<int>(metric)];
 }
 
 std::optional<Metric> metric_from_name(const std::string& name) {
-  for (Metric m : {Metric::kMemoryBandwidth, Metric::kFlopsUtilization, Metric::kTokensPerSecond})
+  for (Metric m : {Metric::kMemoryBandwidth, Metric::kFlopsUtilization, Metric::kTokensPerSecond,
+                   Metric::kStartupSeconds, Metric::kTokenLatencyP50, Metric::kTokenLatencyP90})
     if (name == metric_name(m)) return m;
   return std::nullopt;
 }
+
+const char* metric_counter(Metric metric) {
+  switch (metric) {
+    case Metric::kStartupSeconds: return "startup_s";
+    case Metric::kTokenLatencyP50: return "token_p50_ms";
+    case Metric::kTokenLatencyP90: return "token_p90_ms";
+    default: return nullptr;
+  }
+}
+
+bool metric_lower_is_better(Metric metric) { return metric_counter(metric) != nullptr; }
 
 bool Experiment::covers(c10::ScalarType dtype) const {
   return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
@@ -24,6 +37,7 @@ MetricShares metric_shares(Metric metric, const Figures& f) {
     case Metric::kMemoryBandwidth: return {f.gbps, f.bandwidth_of_peak, f.bandwidth_of_ceiling};
     case Metric::kFlopsUtilization: return {f.compute_of_peak, f.compute_of_peak, f.compute_of_ceiling};
     case Metric::kTokensPerSecond: return {f.items_per_second, f.bandwidth_of_peak, f.bandwidth_of_ceiling};
+    default: return {};   // counter metrics: read from the case's counter
   }
   return {};
 }

@@ -52,7 +52,7 @@ void validate_family(const Family& f) {
   }
 }
 
-std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device) {
+std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device, std::optional<int64_t> model_layers) {
   // Ordered dtype-major, then by the shape's place in the family's list (backend-only shapes after),
   // then by backend: all backends of a shape run together, as the sweep always ran.
   std::vector<std::pair<std::array<size_t, 3>, CaseInfo>> keyed;
@@ -67,7 +67,9 @@ std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device) {
       if (!backend.covers(dtype) || (backend.needs_cuda && !device.is_gpu)) continue;
       const auto& shapes = device.is_gpu && !backend.gpu_shapes.empty() ? backend.gpu_shapes : family_shapes;
       const auto& work_of = backend.work ? backend.work : family.work;
-      for (const auto& dims : shapes) {
+      for (const auto& listed : shapes) {
+        Dims dims = listed;
+        if (model_layers && family.layers_axis >= 0) dims.at(static_cast<size_t>(family.layers_axis)) = *model_layers;
         CaseInfo info;
         info.family = family.name;
         info.dtype = dtype_name(dtype);
@@ -79,7 +81,7 @@ std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device) {
         info.work.compute_peak = family.peak;
         info.experiments = experiments;
         info.measures = backend.measures;
-        size_t rank = static_cast<size_t>(std::find(family_shapes.begin(), family_shapes.end(), dims) -
+        size_t rank = static_cast<size_t>(std::find(family_shapes.begin(), family_shapes.end(), listed) -
                                           family_shapes.begin());
         keyed.push_back({{t, rank, b}, std::move(info)});
       }
@@ -119,7 +121,8 @@ const Family& family_named(const std::string& name) {
 
 void register_families(RunContext& run) {
   for (const auto& family : registered_families())
-    for (auto& info : cases_of(family, run.device)) register_case(run, std::move(info), family.run);
+    for (auto& info : cases_of(family, run.device, run.options.model_layers))
+      register_case(run, std::move(info), family.run);
 }
 
 }  // namespace opbench

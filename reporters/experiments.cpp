@@ -85,8 +85,12 @@ void ExperimentReporter::add_run(const CaseInfo& info, const Run& run) {
     group.reported.insert(info.name());
     if (gbench::run_skipped(run))
       group.failed.push_back(info.name() + ": " + gbench::skip_message(run));
-    else   // manual time: the case's median, once per iteration
+    else {   // manual time: the case's median, once per iteration
       group.seconds[info.name()].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
+      const char* counter = metric_counter(experiment.metric);
+      auto it = counter ? run.counters.find(counter) : run.counters.end();
+      if (it != run.counters.end()) group.counted[info.name()].push_back(it->second.value);
+    }
   }
 }
 
@@ -104,7 +108,13 @@ ExperimentRow ExperimentReporter::make_row(const Group& group) const {
   row.failed_cases = static_cast<int>(group.failed.size());
   row.cases = static_cast<int>(group.seconds.size());
   if (auto t = find_target(targets_, d.name, row.name, row.metric, row.dtype, row.backend)) row.target = t->value;
-  if (!group.seconds.empty()) {
+  if (metric_counter(experiment.metric)) {   // read from the cases' counters: mean of their medians
+    if (!group.counted.empty() && group.counted.size() == group.seconds.size()) {
+      double sum = 0;
+      for (const auto& [name, values] : group.counted) sum += median_of(values);
+      row.actual = sum / static_cast<double>(group.counted.size());
+    }
+  } else if (!group.seconds.empty()) {
     std::vector<std::vector<Figures>> per_case;
     for (const auto& [name, seconds] : group.seconds) {
       const Work& work = run_.cases.find(name)->work;
@@ -122,15 +132,19 @@ ExperimentRow ExperimentReporter::make_row(const Group& group) const {
         percent(mean_of_case_medians(per_case, [&](const Figures& f) { return shares(f).of_ceiling; }));
   }
   if (row.target && row.actual) row.pct_of_target = 100 * *row.actual / *row.target;
+  const bool lower_is_better = metric_lower_is_better(experiment.metric);
   if (row.failed_cases > 0)
     row.status = "incomplete: " + std::to_string(row.failed_cases) + " of " +
                  std::to_string(row.failed_cases + row.cases) + " cases failed";
+  else if (!row.actual && metric_counter(experiment.metric))
+    row.status = std::string("no actual: the cases set no ") + metric_counter(experiment.metric) + " counter";
   else if (!row.actual)
     row.status = "no actual: no datasheet peak for " + d.name;
   else if (!row.target)
     row.status = "no target";
   else
-    row.status = *row.actual >= *row.target ? "meets target" : "below target";
+    row.status = (lower_is_better ? *row.actual <= *row.target : *row.actual >= *row.target) ? "meets target"
+                 : lower_is_better ? "above target" : "below target";
   return row;
 }
 

@@ -64,6 +64,7 @@ class ExperimentReporter : public benchmark::BenchmarkReporter {
     Experiment experiment;
     std::string dtype, backend;
     std::map<std::string, std::vector<double>> seconds;   // case name -> per-repetition medians (s)
+    std::map<std::string, std::vector<double>> counted;   // case name -> the metric's counter per repetition
     std::vector<std::string> failed;
     std::set<std::string> expected, reported;
     bool written = false;

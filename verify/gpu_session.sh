@@ -2,6 +2,7 @@
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
 #   verify/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
+#                                    models models_py (not in the default list: minutes each)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,6 +64,17 @@ step_trace() {
 }
 step_rows() {  # experiment rows with this GPU's targets (issue 3's acceptance command)
   wall $bench --benchmark_filter='LayerNorm/.*' --output "$out/gpt_fast_benchmark.csv" >"$out/rows.txt" 2>&1
+}
+step_models() {  # whole-model decode (issue 12): the read ceiling first, then Llama2 and Mixtral, every backend
+  wall $bench --benchmark_filter='^(Ceiling/.*/read|Llama2|Mixtral)/' --benchmark_out="$out/models.json" \
+    --benchmark_out_format=json --output "$out/models_rows.csv" --opbench_markdown "$out/models_rows.md" \
+    >"$out/models.txt" 2>&1
+  tail -25 "$out/models.txt" >&2
+}
+step_models_py() {  # the same models in PyTorch, eager and torch.compile(mode="reduce-overhead"), same call
+  wall python3 verify/model_reference.py --json "$out/models_python.json" --compare "$out/models.json" \
+    >"$out/models_python.txt" 2>&1
+  tail -20 "$out/models_python.txt" >&2
 }
 step_replay() {
   wall $bench --oplog "${OPLOG:-../shared/data/oplogs/BertForMaskedLM_training.txt}" --output "$out/replay_bert.csv" \

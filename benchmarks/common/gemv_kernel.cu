@@ -27,10 +27,12 @@ struct Params {
   const void* w;
   int64_t rows, cols, row_stride;
   const __nv_bfloat16* x;
+  int64_t x_stride;
   __nv_bfloat16* y;
   const int64_t* expert_idx;
   int64_t expert_stride, num_experts;
   const __nv_bfloat16* row_scale;
+  int64_t row_scale_expert_stride;
 };
 
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -105,9 +107,9 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-// The bf16 result of a row: its fp32 sum times the row's bf16 scale when there is one.
-__device__ __forceinline__ __nv_bfloat16 finish_row(const Params& p, int64_t row, float total) {
-  if (p.row_scale != nullptr) total *= __bfloat162float(p.row_scale[row]);
+// The bf16 result of a row: its fp32 sum times the row's bf16 scale (the expert's) when there is one.
+__device__ __forceinline__ __nv_bfloat16 finish_row(const Params& p, int64_t expert, int64_t row, float total) {
+  if (p.row_scale != nullptr) total *= __bfloat162float(p.row_scale[expert * p.row_scale_expert_stride + row]);
   return __float2bfloat16(total);
 }
 
@@ -130,6 +132,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) gemv_vector(Params p) {
     return;
   }
   const T* w = static_cast<const T*>(p.w) + expert * p.expert_stride + row0 * p.row_stride;
+  const __nv_bfloat16* x = p.x + slice * p.x_stride;
   const int rows_here = static_cast<int>(p.rows - row0 < kRows ? p.rows - row0 : kRows);
   // A partial row group reads its last row again in place of the missing ones (never out of bounds).
   int64_t row_off[kRows];
@@ -146,21 +149,21 @@ __global__ void __launch_bounds__(kThreadsPerBlock) gemv_vector(Params p) {
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       XChunk<T> xc;
-      xc.load(p.x + c + s * kStride);
+      xc.load(x + c + s * kStride);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(wv[s][r], xc, acc[r]);
     }
   }
   for (; c < p.cols; c += kStride) {   // fewer than kSteps chunks left
     XChunk<T> xc;
-    xc.load(p.x + c);
+    xc.load(x + c);
 #pragma unroll
     for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(__ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c)), xc, acc[r]);
   }
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const float total = warp_sum(acc[r]);
-    if (lane == 0 && r < rows_here) y[r] = finish_row(p, row0 + r, total);
+    if (lane == 0 && r < rows_here) y[r] = finish_row(p, expert, row0 + r, total);
   }
 }
 
@@ -178,10 +181,11 @@ __global__ void __launch_bounds__(kThreadsPerBlock) gemv_scalar(Params p) {
     return;
   }
   const T* w = static_cast<const T*>(p.w) + expert * p.expert_stride + row * p.row_stride;
+  const __nv_bfloat16* x = p.x + slice * p.x_stride;
   float acc = 0.f;
-  for (int64_t c = lane; c < p.cols; c += kWarpSize) acc = fmaf(to_float(w[c]), __bfloat162float(p.x[c]), acc);
+  for (int64_t c = lane; c < p.cols; c += kWarpSize) acc = fmaf(to_float(w[c]), __bfloat162float(x[c]), acc);
   acc = warp_sum(acc);
-  if (lane == 0) *y = finish_row(p, row, acc);
+  if (lane == 0) *y = finish_row(p, expert, row, acc);
 }
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
@@ -192,11 +196,13 @@ Params params_of(const GemvArgs& a) {
                 a.cols,
                 a.row_stride,
                 static_cast<const __nv_bfloat16*>(a.x),
+                a.x_stride,
                 static_cast<__nv_bfloat16*>(a.y),
                 a.expert_idx,
                 a.expert_stride,
                 a.num_experts,
-                static_cast<const __nv_bfloat16*>(a.row_scale)};
+                static_cast<const __nv_bfloat16*>(a.row_scale),
+                a.row_scale_expert_stride};
 }
 
 // One vector-path configuration: kRows rows per warp, kSteps column steps in flight.
@@ -231,7 +237,8 @@ void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
 bool gemv_vectorizable(const GemvArgs& a) {
   const int64_t elems = a.w_type == WeightType::kInt8 ? kVectorBytes : kVectorBytes / 2;
   return a.cols % elems == 0 && a.row_stride % elems == 0 &&
-         (a.expert_idx == nullptr || a.expert_stride % elems == 0) && aligned(a.w) && aligned(a.x);
+         (a.expert_idx == nullptr || a.expert_stride % elems == 0) && a.x_stride % 8 == 0 && aligned(a.w) &&
+         aligned(a.x);
 }
 
 void launch_gemv(const GemvArgs& a, cudaStream_t stream) {
@@ -243,6 +250,9 @@ void launch_gemv(const GemvArgs& a, cudaStream_t stream) {
   if (a.expert_idx == nullptr && a.num_selected != 1) invalid("num_selected > 1 needs expert_idx");
   if (a.expert_idx != nullptr && (a.num_experts < 1 || a.expert_stride < a.rows * a.row_stride))
     invalid("expert_stride or num_experts inconsistent with the matrix");
+  if (a.x_stride != 0 && a.x_stride < a.cols) invalid("x_stride < cols");
+  if (a.row_scale_expert_stride != 0 && (a.expert_idx == nullptr || a.row_scale_expert_stride < a.rows))
+    invalid("row_scale_expert_stride needs expert_idx and >= rows");
   if ((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock > 0x7fffffff) invalid("too many rows");
   const bool vectorized = gemv_vectorizable(a);
   if (a.w_type == WeightType::kInt8)

@@ -1,5 +1,6 @@
 // opbench's own GEMV kernels (gemv.cu): y = W @ x with W in bf16 or int8 (dequantized on the fly,
-// no scales unless `row_scale` is given: then y is scaled per output row), x and y in bf16, fp32
+// no scales unless `row_scale` is given: then y is scaled per output row, per expert when gathering with
+// row_scale_expert_stride), x and y in bf16 (one x per selected expert with x_stride), fp32
 // accumulation. One warp per one or two output rows, 16-byte loads of W and x with several in flight
 // per lane where the layout allows it (else a scalar loop),
 // a warp-shuffle reduction, one bf16 store per row. With `expert_idx` the same kernel gathers:
@@ -21,6 +22,7 @@ struct GemvArgs {
   int64_t cols = 0;
   int64_t row_stride = 0;         // elements between consecutive rows of W (>= cols)
   const void* x = nullptr;        // bf16, cols elements, contiguous
+  int64_t x_stride = 0;           // elements between the x of consecutive selected slices; 0: one x for all
   void* y = nullptr;              // bf16, num_selected x rows, contiguous
   // Gather (GatherGemv): when set, a device pointer to num_selected int64 expert indices.
   const int64_t* expert_idx = nullptr;
@@ -30,6 +32,7 @@ struct GemvArgs {
   // Optional per-output-row bf16 scale (rows elements, shared by every selected expert): y = (W @ x) *
   // row_scale, the int8 per-channel dequantization of the decode models. nullptr: no scale.
   const void* row_scale = nullptr;
+  int64_t row_scale_expert_stride = 0;   // elements between consecutive experts' scales; 0: shared
 };
 
 // The arguments for y = W @ x with a contiguous square W (d x d); gather fields left unset.

@@ -36,6 +36,7 @@ struct RunOptions {
   TimerKind gpu_timer = TimerKind::kEvents;   // kEvents or kGraph
   StoppingRule rule;
   std::string time_unit = "us";               // the unit of Google Benchmark's time column: ns us ms s
+  std::optional<int64_t> model_layers;        // --opbench_model_layers: layer count of the model families
 };
 
 // What one case is, kept for the whole run after registration.
@@ -82,7 +83,9 @@ struct RunContext {
 // What a case may ask of the timer beyond the run-wide options.
 struct TimingRequest {
   std::optional<CacheMode> cache;   // e.g. a case that is about warm-cache behaviour
-  std::optional<TimerKind> timer;   // e.g. replay's graph backend
+  std::optional<TimerKind> timer;   // e.g. replay's graph backend; kHost: wall time (the iteration syncs)
+  std::optional<StoppingRule> rule; // e.g. a model's fixed count of generations
+  std::string note;                 // appended to the case label (e.g. which kernels ran)
 };
 
 // Cases whose backend cannot run here are skipped with a message starting with kUnavailablePrefix;

@@ -16,9 +16,17 @@ namespace opbench {
 //   kFlopsUtilization  "flops_utilization": achieved FLOP/s / datasheet peak (a fraction; needs peaks);
 //                      shares of the compute peak and of the measured GEMM
 //   kTokensPerSecond   "token_per_sec": Work::items per second; bandwidth shares (decode streams weights)
-enum class Metric { kMemoryBandwidth, kFlopsUtilization, kTokensPerSecond };
+// and, read from a counter the case sets (metric_counter) rather than derived from its time:
+//   kStartupSeconds    "startup_time(s)": a model's weight init + graph capture + warm-up generation
+//   kTokenLatencyP50   "token_latency_p50(ms)", kTokenLatencyP90 "token_latency_p90(ms)": per-token
+enum class Metric {
+  kMemoryBandwidth, kFlopsUtilization, kTokensPerSecond, kStartupSeconds, kTokenLatencyP50, kTokenLatencyP90
+};
 const char* metric_name(Metric metric);
 std::optional<Metric> metric_from_name(const std::string& name);
+// The case counter a metric's actual is read from; nullptr for the metrics derived from time and work.
+const char* metric_counter(Metric metric);
+bool metric_lower_is_better(Metric metric);   // times and latencies
 
 // How an experiment's cases become its `actual`: the mean over its cases (the shapes) of each case's
 // median over repetitions, as gpt-fast averages its shapes. (The only rule so far; a family that needs

@@ -50,6 +50,8 @@ struct Family {
   std::function<Work(c10::ScalarType, const Dims&)> work;   // bytes, FLOPs, items per iteration
   std::function<void(CaseContext&)> run;  // inputs, check against a reference, then ctx.time()
   std::function<std::string(const Dims&)> name_shape;       // optional; default shape_name(dims)
+  int layers_axis = -1;                   // models: dims[layers_axis] is the layer count, which
+                                          // --opbench_model_layers (RunOptions::model_layers) replaces
 };
 
 // Throws opbench::Error naming the family and what is missing or inconsistent: no name, no experiment
@@ -57,8 +59,10 @@ struct Family {
 // experiment or backend dtype the family does not have.
 void validate_family(const Family& family);
 
-// The cases `family` has on `device`, in registration order (dtype, shape, backend).
-std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device);
+// The cases `family` has on `device`, in registration order (dtype, shape, backend); `model_layers`
+// replaces the layer count of a family with a layers_axis.
+std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device,
+                               std::optional<int64_t> model_layers = std::nullopt);
 
 // Families add themselves at start-up (OPBENCH_FAMILY); the list is described and validated on first
 // use: registered_families() throws opbench::Error for an invalid family.

@@ -1,0 +1,223 @@
+// Llama2 and Mixtral: whole-model greedy decode at batch 1 -- gpt-fast's model experiments
+// llama2_7b_bf16, llama2_7b_int8 and mixtral_8x7b_int8 -- with random weights made on the device.
+// A case is one model x weight dtype x backend; an iteration is one generation (a 6-token prompt, 200
+// new tokens; tiny configs on the CPU: 16), timed as wall time with the device synchronized at its end,
+// 5 generations per case (gpt-fast averages 5). Rows per experiment, as gpt-fast's:
+//   token_per_sec            new tokens / generation time (the median of the 5)
+//   memory_bandwidth(GB/s)   bytes streamed per token x tok/s; %ceiling = tok/s / (read ceiling / bytes)
+//   startup_time(s)          weight init + graph capture + one warm-up generation (gpt-fast's
+//                            compilation_time(s) times its compile warm-up; here nothing is compiled at
+//                            run time, and capture is what a CUDA-graph run pays before its first token)
+//   token_latency_p50(ms), token_latency_p90(ms)   per new token, one generation timed step by step
+// Bytes per token: streamed_bytes_per_token (model.h): every linear weight, int8 scales, norm weights and
+// the output head, not the embedding table; experts: the top-2 of 8 share. Printed per case with
+// gpt-fast's count (which adds the KV cache) before the weights are allocated.
+//
+// Backends (GPU): eager   the step launched from C++ each token, own kernels (own_step.h)
+//                 graph   the same step captured once in a CUDA graph, replayed per token
+//                 aten_graph  the ATen-only step (forward_aten) captured in a CUDA graph
+//           (CPU): eager  the ATen step (no own kernels and no graphs on the CPU)
+// Check before timing: own kernels' logits against the ATen forward at the first three positions
+// (relative RMS error <= kOwnLogitsRelRms, experts routed as the own step chose: routing is checked
+// apart, decode_test.cpp); a graph's 200 tokens equal, token for token, those of the same step run eagerly.
+#include <ATen/Context.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "decode/generate.h"
+#include "decode/model.h"
+#include "opbench/check.h"
+#include "opbench/family.h"
+
+#ifdef OPBENCH_HAVE_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
+
+#include "decode/own_step.h"
+#endif
+
+namespace opbench {
+namespace {
+
+using decode::Decoder;
+using decode::Model;
+using decode::ModelConfig;
+using decode::StepKernels;
+
+// dims = {configuration, layers}: the configuration by its index here.
+const std::vector<std::string>& config_names() {
+  static const std::vector<std::string> names = {"7b", "8x7b", "tiny", "tiny-moe"};
+  return names;
+}
+
+ModelConfig config_of(const Dims& dims) {
+  ModelConfig cfg = decode::model_config(config_names().at(static_cast<size_t>(dims[0])));
+  cfg.n_layers = dims[1];
+  return cfg;
+}
+
+std::string model_shape_name(const Dims& dims) {
+  return config_names().at(static_cast<size_t>(dims[0])) + "-" + std::to_string(dims[1]) + "L";
+}
+
+// A fixed prompt inside every vocabulary here.
+std::vector<int64_t> prompt_of(const ModelConfig& cfg) {
+  std::vector<int64_t> prompt;
+  for (int64_t i = 0; i < cfg.prompt_len; ++i) prompt.push_back((7 + 31 * i) % cfg.vocab);
+  return prompt;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double percentile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const double at = q * static_cast<double>(values.size() - 1);
+  const size_t lo = static_cast<size_t>(at);
+  const size_t hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (at - static_cast<double>(lo)) * (values[hi] - values[lo]);
+}
+
+// Refuses (before allocating) a model that cannot fit in the free device memory.
+void require_device_memory(double needed_bytes) {
+#ifdef OPBENCH_HAVE_CUDA
+  c10::cuda::CUDACachingAllocator::emptyCache();
+  size_t free_bytes = 0, total_bytes = 0;
+  OPBENCH_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (needed_bytes > static_cast<double>(free_bytes)) {
+    char text[160];
+    std::snprintf(text, sizeof text, "needs %.1f GB of device memory, %.1f GB free of %.1f GB", needed_bytes / 1e9,
+                  free_bytes / 1e9, total_bytes / 1e9);
+    throw Error(text);
+  }
+#else
+  (void)needed_bytes;
+#endif
+}
+
+constexpr double kOwnLogitsRelRms = 0.05;   // bf16 rounding differences; a wrong kernel errs by ~1
+
+// RMS(own - aten) / RMS(aten) over the logits of the prompt's first three tokens.
+void check_own_logits(Model& model, const std::vector<int64_t>& prompt) {
+#ifdef OPBENCH_HAVE_CUDA
+  const ModelConfig& c = model.cfg;
+  auto longs = at::TensorOptions().device(model.tok_emb.device()).dtype(c10::kLong);
+  decode::Routes routes;
+  if (c.moe()) {
+    routes.idx = at::zeros({c.n_layers, 1, c.top_k}, longs);
+    routes.weights = at::zeros({c.n_layers, 1, c.top_k}, longs.dtype(c10::kFloat));
+  }
+  decode::OwnStep own(model);
+  double worst = 0;
+  for (int64_t p = 0; p < 3; ++p) {   // own at position p, then ATen at p with the own step's experts
+    at::Tensor token = at::tensor(std::vector<int64_t>{prompt[static_cast<size_t>(p)]}, longs);
+    at::Tensor pos = at::tensor(std::vector<int64_t>{p}, longs);
+    own.log_routes(c.moe() ? &routes : nullptr);
+    at::Tensor got = own.forward(token, pos).to(c10::kDouble);
+    at::Tensor want = decode::forward_aten(model, token, pos, c.moe() ? &routes : nullptr).to(c10::kDouble);
+    const double rel = ((got - want).square().mean().sqrt() / want.square().mean().sqrt()).item<double>();
+    worst = std::max(worst, rel);
+  }
+  if (!(worst <= kOwnLogitsRelRms))
+    throw Error("own decode kernels' logits differ from the ATen forward's by " + std::to_string(100 * worst) +
+                "% RMS (limit " + std::to_string(100 * kOwnLogitsRelRms) + "%)");
+  std::cerr << "  check: own kernels' logits within " << 100 * worst << "% RMS of ATen's\n";
+#else
+  (void)model;
+  (void)prompt;
+#endif
+}
+
+void run_decode(CaseContext& ctx) {
+  const auto start = std::chrono::steady_clock::now();
+  const CaseInfo& info = ctx.info();
+  const ModelConfig cfg = config_of(info.dims);
+  const bool int8 = info.scalar_type == c10::kChar, on_gpu = ctx.device().is_cuda();
+  const c10::ScalarType act = c10::kBFloat16;
+  const std::string& backend = info.backend;
+  const StepKernels kernels = on_gpu && backend != "aten_graph" ? StepKernels::kOwn : StepKernels::kAten;
+  const bool graph = backend != "eager";
+  const double streamed = decode::streamed_bytes_per_token(cfg, int8, act);
+  std::fprintf(stderr, "  %s: %.3f GB streamed per token (weights, scales, norms, output head; embedding table "
+               "excluded); gpt-fast's count with the KV cache: %.3f GB; in memory: %.2f GB\n",
+               info.name().c_str(), streamed / 1e9, decode::gpt_fast_model_bytes(cfg, int8, act) / 1e9,
+               decode::resident_bytes(cfg, int8, act) / 1e9);
+  if (on_gpu) require_device_memory(decode::resident_bytes(cfg, int8, act) + 2e9);
+
+  at::manual_seed(0);
+  Model model = decode::make_model(cfg, act, int8, ctx.device());
+  const std::vector<int64_t> prompt = prompt_of(cfg);
+  if (kernels == StepKernels::kOwn) check_own_logits(model, prompt);
+  Decoder decoder(model, kernels, graph, prompt);
+  decoder.generate();
+  const std::vector<int64_t> tokens = decoder.tokens();
+  const double startup_seconds = seconds_since(start);
+  if (graph) {
+    decoder.generate(/*eager=*/true);
+    if (decoder.tokens() != tokens) throw Error("the graph's tokens differ from the same step run eagerly");
+  }
+
+  TimingRequest request;
+  request.timer = TimerKind::kHost;
+  request.rule = StoppingRule{.warmup_iterations = 0, .min_samples = 5, .max_samples = 5, .max_noise = 1,
+                              .max_seconds = 1e9};
+  request.note = decoder.kernels_label();
+  ctx.time([&] { decoder.generate(); decoder.synchronize(); }, request);
+  const std::vector<double> ms = decoder.new_token_milliseconds();
+  auto& counters = ctx.state().counters;
+  counters["startup_s"] = startup_seconds;
+  counters["token_p50_ms"] = percentile(ms, 0.5);
+  counters["token_p90_ms"] = percentile(ms, 0.9);
+  counters["model_GB"] = streamed / 1e9;
+}
+
+// One generation: new_tokens tokens, each streaming the model's bytes once.
+Work decode_work(c10::ScalarType dtype, const Dims& dims) {
+  const ModelConfig cfg = config_of(dims);
+  Work w;
+  w.bytes_read = decode::streamed_bytes_per_token(cfg, dtype == c10::kChar, c10::kBFloat16) *
+                 static_cast<double>(cfg.new_tokens);
+  w.items = static_cast<double>(cfg.new_tokens);
+  return w;
+}
+
+// The five rows of one model experiment.
+std::vector<Experiment> model_rows(const std::string& name, c10::ScalarType dtype) {
+  std::vector<Experiment> rows;
+  for (Metric m : {Metric::kTokensPerSecond, Metric::kMemoryBandwidth, Metric::kStartupSeconds,
+                   Metric::kTokenLatencyP50, Metric::kTokenLatencyP90})
+    rows.push_back({.name = name, .metric = m, .dtypes = {dtype}, .is_model = true});
+  return rows;
+}
+
+std::vector<Backend> decode_backends() { return {{"eager"}, {"graph", true}, {"aten_graph", true}}; }
+
+}  // namespace
+
+OPBENCH_FAMILY(Llama2) {
+  std::vector<Experiment> experiments = model_rows("llama2_7b_bf16", c10::kBFloat16);
+  for (auto& e : model_rows("llama2_7b_int8", c10::kChar)) experiments.push_back(e);
+  return {.name = "Llama2",
+          .summary = "Llama-2-7B greedy decode, batch 1, 200 tokens (bf16; int8 weight-only): tok/s, GB/s",
+          .experiments = experiments, .dtypes = {c10::kBFloat16, c10::kChar}, .gpu_shapes = {{0, 32}},
+          .cpu_shapes = {{2, 2}}, .backends = decode_backends(), .work = decode_work, .run = run_decode,
+          .name_shape = model_shape_name, .layers_axis = 1};
+}
+
+OPBENCH_FAMILY(Mixtral) {
+  return {.name = "Mixtral",
+          .summary = "Mixtral-8x7B greedy decode (int8 weight-only, top-2 of 8 experts, 16 layers): tok/s, GB/s",
+          .experiments = model_rows("mixtral_8x7b_int8", c10::kChar), .dtypes = {c10::kChar},
+          .gpu_shapes = {{1, 16}}, .cpu_shapes = {{3, 2}}, .backends = decode_backends(), .work = decode_work,
+          .run = run_decode, .name_shape = model_shape_name, .layers_axis = 1};
+}
+
+}  // namespace opbench

@@ -1,0 +1,233 @@
+// The decode step's small kernels: see decode_kernels.h for what each computes.
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <string>
+
+#include "decode/decode_kernels.h"
+#include "opbench/check.h"
+
+namespace opbench::kernels {
+namespace {
+
+constexpr int kWarp = 32;
+using bf16 = __nv_bfloat16;
+
+__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16(v)); }
+
+// Sum (or max) over the block; every thread gets the result. `scratch` holds one float per warp.
+template <bool kMax>
+__device__ float block_reduce(float v, float* scratch) {
+  for (int o = kWarp / 2; o > 0; o /= 2) {
+    float other = __shfl_xor_sync(0xffffffffu, v, o);
+    v = kMax ? fmaxf(v, other) : v + other;
+  }
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
+  __syncthreads();   // scratch may still be read by a previous reduction
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : (kMax ? -INFINITY : 0.f);
+  for (int o = kWarp / 2; o > 0; o /= 2) {
+    float other = __shfl_xor_sync(0xffffffffu, v, o);
+    v = kMax ? fmaxf(v, other) : v + other;
+  }
+  return v;
+}
+
+// One block; each thread keeps its elements of the new residual in registers between the two passes.
+constexpr int kNormThreads = 1024;
+constexpr int kNormMaxPerThread = 16;   // dim <= 16384
+
+__global__ void __launch_bounds__(kNormThreads) residual_rms_norm(ResidualNormArgs a) {
+  __shared__ float scratch[kWarp];
+  bf16* h = static_cast<bf16*>(a.h);
+  const bf16* delta = static_cast<const bf16*>(a.delta);
+  float v[kNormMaxPerThread];
+  float sum_sq = 0.f;
+#pragma unroll
+  for (int k = 0; k < kNormMaxPerThread; ++k) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kNormThreads;
+    if (i >= a.dim) break;
+    float x = to_f(h[i]);
+    for (int64_t e = 0; e < a.n_delta; ++e) {
+      const float w = a.delta_weights ? a.delta_weights[e] : 1.f;
+      x += w * to_f(delta[e * a.dim + i]);
+    }
+    x = round_bf16(x);
+    if (a.n_delta > 0) h[i] = __float2bfloat16(x);
+    v[k] = x;
+    sum_sq += x * x;
+  }
+  const float scale = rsqrtf(block_reduce<false>(sum_sq, scratch) / static_cast<float>(a.dim) + a.eps);
+  const bf16* w = static_cast<const bf16*>(a.norm_w);
+  bf16* out = static_cast<bf16*>(a.out);
+#pragma unroll
+  for (int k = 0; k < kNormMaxPerThread; ++k) {
+    const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kNormThreads;
+    if (i >= a.dim) break;
+    out[i] = __float2bfloat16(round_bf16(v[k] * scale) * to_f(w[i]));
+  }
+}
+
+// One block per head of q, k (rotated) and v (copied); one thread per rotation pair.
+__global__ void rope_cache(RopeCacheArgs a) {
+  const int64_t head = blockIdx.x, half = a.head_dim / 2, pos = *a.pos;
+  const bf16* qkv = static_cast<const bf16*>(a.qkv);
+  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
+    const float c = a.cos[pos * half + i], s = a.sin[pos * half + i];
+    const bf16* src = qkv + head * a.head_dim + 2 * i;
+    if (head < a.n_heads + a.n_kv_heads) {
+      const float x0 = to_f(src[0]), x1 = to_f(src[1]);
+      bf16* dst = head < a.n_heads ? static_cast<bf16*>(a.q_out) + head * a.head_dim + 2 * i
+                                   : static_cast<bf16*>(a.k_cache) +
+                                         ((head - a.n_heads) * a.max_len + pos) * a.head_dim + 2 * i;
+      dst[0] = __float2bfloat16(x0 * c - x1 * s);
+      dst[1] = __float2bfloat16(x1 * c + x0 * s);
+    } else {
+      bf16* dst = static_cast<bf16*>(a.v_cache) +
+                  ((head - a.n_heads - a.n_kv_heads) * a.max_len + pos) * a.head_dim + 2 * i;
+      dst[0] = src[0];
+      dst[1] = src[1];
+    }
+  }
+}
+
+constexpr int kAttentionThreads = 256;
+
+// A thread per cached position for the scores (its row of K in 16-byte loads, all in flight at once),
+// then head_dim-wide thread groups that split the positions for the weighted sum of V.
+__global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionArgs a) {
+  extern __shared__ float shared[];   // q (head_dim), scores (max_len), partial sums (blockDim)
+  __shared__ float scratch[kWarp];
+  float* q = shared;
+  float* scores = q + a.head_dim;
+  float* partial = scores + a.max_len;
+  const int64_t head = blockIdx.x, group = head / (a.n_heads / a.n_kv_heads), len = *a.pos + 1;
+  const bf16* k = static_cast<const bf16*>(a.k_cache) + group * a.max_len * a.head_dim;
+  const bf16* v = static_cast<const bf16*>(a.v_cache) + group * a.max_len * a.head_dim;
+  const float scale = rsqrtf(static_cast<float>(a.head_dim));
+  for (int64_t d = threadIdx.x; d < a.head_dim; d += blockDim.x)
+    q[d] = to_f(static_cast<const bf16*>(a.q)[head * a.head_dim + d]) * scale;
+  __syncthreads();
+  float local_max = -INFINITY;
+  for (int64_t t = threadIdx.x; t < len; t += blockDim.x) {
+    const uint4* row = reinterpret_cast<const uint4*>(k + t * a.head_dim);
+    float s = 0.f;
+#pragma unroll 4
+    for (int64_t c = 0; c < a.head_dim / 8; ++c) {
+      const uint4 raw = row[c];
+      const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 f = __bfloat1622float2(pairs[i]);
+        s = fmaf(q[8 * c + 2 * i], f.x, s);
+        s = fmaf(q[8 * c + 2 * i + 1], f.y, s);
+      }
+    }
+    scores[t] = s;
+    local_max = fmaxf(local_max, s);
+  }
+  const float max_score = block_reduce<true>(local_max, scratch);   // syncs: scores are complete
+  float local_sum = 0.f;
+  for (int64_t t = threadIdx.x; t < len; t += blockDim.x) {
+    scores[t] = __expf(scores[t] - max_score);
+    local_sum += scores[t];
+  }
+  const float inv_sum = 1.f / block_reduce<false>(local_sum, scratch);   // syncs: probabilities written
+  const int64_t parts = blockDim.x / a.head_dim, d = threadIdx.x % a.head_dim, part = threadIdx.x / a.head_dim;
+  float acc = 0.f;
+  if (part < parts) {
+#pragma unroll 4
+    for (int64_t t = part; t < len; t += parts) acc = fmaf(scores[t], to_f(v[t * a.head_dim + d]), acc);
+  }
+  partial[threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.x < a.head_dim) {
+    float total = 0.f;
+    for (int64_t p = 0; p < parts; ++p) total += partial[p * a.head_dim + threadIdx.x];
+    static_cast<bf16*>(a.out)[head * a.head_dim + threadIdx.x] = __float2bfloat16(total * inv_sum);
+  }
+}
+
+__global__ void swiglu(const bf16* h13, bf16* out, int64_t rows, int64_t ffn) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows * ffn) return;
+  const int64_t r = i / ffn, c = i % ffn;
+  const float a = to_f(h13[r * 2 * ffn + c]), b = to_f(h13[r * 2 * ffn + ffn + c]);
+  out[i] = __float2bfloat16(a / (1.f + __expf(-a)) * b);
+}
+
+__global__ void top2_route(const bf16* logits, int64_t n, int64_t* idx, float* weights) {
+  int64_t first = 0, second = -1;
+  for (int64_t e = 1; e < n; ++e) {
+    if (to_f(logits[e]) > to_f(logits[first])) {
+      second = first;
+      first = e;
+    } else if (second < 0 || to_f(logits[e]) > to_f(logits[second])) {
+      second = e;
+    }
+  }
+  if (second < 0) second = first == 0 ? 1 : 0;
+  // softmax over all experts then renormalized over the two = softmax over the two logits
+  const float l0 = to_f(logits[first]), l1 = to_f(logits[second]);
+  const float e1 = __expf(l1 - l0);
+  idx[0] = first;
+  idx[1] = second;
+  weights[0] = 1.f / (1.f + e1);
+  weights[1] = e1 / (1.f + e1);
+}
+
+void check_launch(const char* kernel) {
+  cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess) throw Error(std::string(kernel) + ": launch failed: " + cudaGetErrorString(status));
+}
+
+[[noreturn]] void invalid(const char* kernel, const std::string& why) { throw Error(std::string(kernel) + ": " + why); }
+
+unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
+
+}  // namespace
+
+void launch_residual_rms_norm(const ResidualNormArgs& a, cudaStream_t stream) {
+  if (!a.h || !a.norm_w || !a.out || (a.n_delta > 0 && !a.delta)) invalid("residual_rms_norm", "null pointer");
+  if (a.dim <= 0 || a.dim > int64_t{kNormThreads} * kNormMaxPerThread)
+    invalid("residual_rms_norm", "dim outside [1, 16384]");
+  residual_rms_norm<<<1, kNormThreads, 0, stream>>>(a);
+  check_launch("residual_rms_norm");
+}
+
+void launch_rope_cache(const RopeCacheArgs& a, cudaStream_t stream) {
+  if (!a.qkv || !a.q_out || !a.k_cache || !a.v_cache || !a.pos || !a.cos || !a.sin) invalid("rope_cache", "null pointer");
+  if (a.head_dim <= 0 || a.head_dim % 2 != 0) invalid("rope_cache", "head_dim must be even and positive");
+  const int threads = static_cast<int>(a.head_dim / 2 < 256 ? a.head_dim / 2 : 256);
+  rope_cache<<<static_cast<unsigned>(a.n_heads + 2 * a.n_kv_heads), threads, 0, stream>>>(a);
+  check_launch("rope_cache");
+}
+
+void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream) {
+  if (!a.q || !a.k_cache || !a.v_cache || !a.pos || !a.out) invalid("decode_attention", "null pointer");
+  if (a.n_kv_heads <= 0 || a.n_heads % a.n_kv_heads != 0) invalid("decode_attention", "n_heads % n_kv_heads != 0");
+  if (a.head_dim <= 0 || a.head_dim % 8 != 0 || a.head_dim > kAttentionThreads)
+    invalid("decode_attention", "head_dim must be a multiple of 8 in [8, 256]");
+  const size_t shared_bytes = static_cast<size_t>(a.head_dim + a.max_len + kAttentionThreads) * sizeof(float);
+  if (shared_bytes > 48 * 1024) invalid("decode_attention", "max_len too long for the scores in shared memory");
+  decode_attention<<<static_cast<unsigned>(a.n_heads), kAttentionThreads, shared_bytes, stream>>>(a);
+  check_launch("decode_attention");
+}
+
+void launch_swiglu(const void* h13, void* out, int64_t rows, int64_t ffn, cudaStream_t stream) {
+  if (!h13 || !out || rows <= 0 || ffn <= 0) invalid("swiglu", "null pointer or empty shape");
+  swiglu<<<blocks_for(rows * ffn, 256), 256, 0, stream>>>(static_cast<const bf16*>(h13), static_cast<bf16*>(out),
+                                                          rows, ffn);
+  check_launch("swiglu");
+}
+
+void launch_top2_route(const void* logits, int64_t n_experts, int64_t* idx, float* weights, cudaStream_t stream) {
+  if (!logits || !idx || !weights) invalid("top2_route", "null pointer");
+  if (n_experts < 2) invalid("top2_route", "needs at least 2 experts");
+  top2_route<<<1, 1, 0, stream>>>(static_cast<const bf16*>(logits), n_experts, idx, weights);
+  check_launch("top2_route");
+}
+
+}  // namespace opbench::kernels

@@ -1,0 +1,301 @@
+// The decode models (model.h, generate.h) on tiny configurations:
+//  (a) incremental decode with the KV cache gives the logits of one full causal forward (fp64, fp32;
+//      CPU, and GPU when there is one);
+//  (b) the device-fed step (the one a graph captures) generates the tokens of a host-fed loop (CPU),
+//      and a CUDA graph the tokens of the same step run eagerly (GPU, ATen and own kernels);
+//  (c) int8 weight-only logits agree with the dequantized-weights model: fp32 on the CPU to 1e-4 of
+//      their RMS (the same arithmetic up to rounding), bf16 with own kernels on a GPU to 5% RMS (bf16
+//      rounding of W * scale and of every activation);
+//  (d) routing: the ATen router's two experts are the two largest probabilities (fp64 reference sort),
+//      and the own top2_route kernel picks the experts at::topk picks;
+// and the byte accounting (Llama-2-7B's 13.21 GB), the case names and the memory refusal.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "decode/generate.h"
+#include "decode/model.h"
+#include "opbench/device.h"
+#include "opbench/family.h"
+
+#ifdef OPBENCH_HAVE_CUDA
+#include <c10/cuda/CUDAStream.h>
+
+#include "common/gemv_kernel.h"
+#include "decode/decode_kernels.h"
+#include "decode/own_step.h"
+#endif
+
+namespace opbench::decode {
+namespace {
+
+double rel_rms(const at::Tensor& got, const at::Tensor& want) {
+  at::Tensor g = got.to(at::kDouble).cpu(), w = want.to(at::kDouble).cpu();
+  return ((g - w).square().mean().sqrt() / w.square().mean().sqrt()).item<double>();
+}
+
+at::Tensor longs(std::vector<int64_t> values, c10::Device device) {
+  return at::tensor(values, at::TensorOptions().device(device).dtype(at::kLong));
+}
+
+std::vector<int64_t> prompt_of(const ModelConfig& cfg) {
+  std::vector<int64_t> p;
+  for (int64_t i = 0; i < cfg.prompt_len; ++i) p.push_back((3 + 17 * i) % cfg.vocab);
+  return p;
+}
+
+// (a): the logits of T tokens fed one at a time equal those of one causal forward over all T.
+void expect_incremental_matches_full(const std::string& config, c10::ScalarType dtype, c10::Device device,
+                                     double limit) {
+  at::manual_seed(0);
+  Model model = make_model(model_config(config), dtype, false, device);
+  const int64_t t = 6;
+  std::vector<int64_t> tokens = {5, 9, 2, 200, 77, 31}, positions(t);
+  std::iota(positions.begin(), positions.end(), 0);
+  at::Tensor full = forward_aten(model, longs(tokens, device), longs(positions, device));
+  model.k_cache.zero_();
+  model.v_cache.zero_();
+  for (int64_t i = 0; i < t; ++i) {
+    at::Tensor step = forward_aten(model, longs({tokens[i]}, device), longs({i}, device));
+    EXPECT_LT(rel_rms(step[0], full[i]), limit) << config << " token " << i;
+  }
+}
+
+TEST(Decode, IncrementalDecodeMatchesFullCausalForwardOnCpu) {
+  for (const char* config : {"tiny", "tiny-moe"}) {
+    expect_incremental_matches_full(config, at::kDouble, at::kCPU, 1e-12);
+    expect_incremental_matches_full(config, at::kFloat, at::kCPU, 1e-5);
+  }
+}
+
+TEST(Decode, IncrementalDecodeMatchesFullCausalForwardOnGpu) {
+  if (!current_device().is_gpu) GTEST_SKIP() << "no CUDA device";
+  for (const char* config : {"tiny", "tiny-moe"}) expect_incremental_matches_full(config, at::kFloat, at::kCUDA, 1e-4);
+}
+
+TEST(Decode, CacheAttendsOnlyToEarlierPositions) {   // (a) fails this way too: a later token leaking in
+  at::manual_seed(0);
+  Model model = make_model(model_config("tiny"), at::kDouble, false, at::kCPU);
+  at::Tensor first = forward_aten(model, longs({5, 9}, at::kCPU), longs({0, 1}, at::kCPU));
+  at::Tensor again = forward_aten(model, longs({5, 123}, at::kCPU), longs({0, 1}, at::kCPU));
+  EXPECT_LT(rel_rms(again[0], first[0]), 1e-12);   // position 0 does not see position 1
+  EXPECT_GT(rel_rms(again[1], first[1]), 1e-3);
+}
+
+// (b) on the CPU: the device-fed step, as captured, against a loop that picks each token on the host.
+TEST(Decode, DeviceFedStepGeneratesTheHostLoopsTokens) {
+  for (const char* config : {"tiny", "tiny-moe"}) {
+    at::manual_seed(0);
+    Model model = make_model(model_config(config), at::kFloat, false, at::kCPU);
+    const ModelConfig& c = model.cfg;
+    std::vector<int64_t> prompt = prompt_of(c);
+    Decoder decoder(model, StepKernels::kAten, false, prompt);
+    decoder.generate();
+    std::vector<int64_t> got = decoder.tokens();
+
+    std::vector<int64_t> want = prompt;
+    for (int64_t pos = 0; pos < c.steps(); ++pos) {
+      at::Tensor logits = forward_aten(model, longs({want[static_cast<size_t>(pos)]}, at::kCPU), longs({pos}, at::kCPU));
+      if (pos + 1 >= c.prompt_len) want.push_back(logits[0].argmax().item<int64_t>());
+    }
+    ASSERT_EQ(static_cast<int64_t>(got.size()), c.max_len());
+    EXPECT_EQ(got, want) << config;
+    std::set<int64_t> distinct(got.begin() + c.prompt_len, got.end());
+    EXPECT_GT(distinct.size(), 1u) << config << ": a generation of one repeated token says little";
+  }
+}
+
+// (c) on the CPU: (x . W^T) * s against x . (W * s)^T in fp32.
+TEST(Decode, Int8LogitsMatchTheDequantizedModel) {
+  for (const char* config : {"tiny", "tiny-moe"}) {
+    at::manual_seed(0);
+    Model int8 = make_model(model_config(config), at::kFloat, true, at::kCPU);
+    Model dense = dequantized(int8);
+    ASSERT_EQ(dense.layers[0].wqkv.w.scalar_type(), at::kFloat);
+    at::Tensor tokens = longs({5, 9, 2}, at::kCPU), pos = longs({0, 1, 2}, at::kCPU);
+    EXPECT_LT(rel_rms(forward_aten(int8, tokens, pos), forward_aten(dense, tokens, pos)), 1e-4) << config;
+  }
+}
+
+// (d) on the CPU: the router's choice against a float64 sort of the softmax probabilities.
+TEST(Decode, RouterPicksTheTwoMostProbableExperts) {
+  at::manual_seed(3);
+  Linear gate;
+  gate.w = at::randn({8, 64}, at::kFloat);
+  at::Tensor x = at::randn({32, 64}, at::kFloat);
+  at::Tensor idx, weights;
+  route_aten(gate, x, 2, idx, weights);
+  at::Tensor probs = at::softmax(at::matmul(x.to(at::kDouble), gate.w.to(at::kDouble).t()), -1);
+  for (int64_t t = 0; t < 32; ++t) {
+    std::vector<int64_t> order(8);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return probs[t][a].item<double>() > probs[t][b].item<double>();
+    });
+    EXPECT_EQ(idx[t][0].item<int64_t>(), order[0]);
+    EXPECT_EQ(idx[t][1].item<int64_t>(), order[1]);
+    const double p0 = probs[t][order[0]].item<double>(), p1 = probs[t][order[1]].item<double>();
+    EXPECT_NEAR(weights[t][0].item<double>(), p0 / (p0 + p1), 1e-6);
+  }
+}
+
+TEST(Decode, CountsLlama2SevenBAsGptFastDoes) {
+  const ModelConfig& c = model_config("7b");
+  // 6.607e9 parameters outside the embedding table, 2 bytes each; gpt-fast adds the KV cache.
+  EXPECT_NEAR(streamed_bytes_per_token(c, false, at::kBFloat16) / 1e9, 13.214, 0.001);
+  const double kv = 2.0 * 32 * 32 * 206 * 128 * 2;
+  EXPECT_NEAR(gpt_fast_model_bytes(c, false, at::kBFloat16) - streamed_bytes_per_token(c, false, at::kBFloat16), kv, 1);
+  // int8: one byte a weight plus a bf16 scale per output row
+  EXPECT_NEAR(streamed_bytes_per_token(c, true, at::kBFloat16) / 1e9, 6.611, 0.001);
+  // Mixtral: 2 of 8 experts' weights per token
+  ModelConfig m = model_config("8x7b");
+  m.n_layers = 16;
+  const double expert = 3.0 * 14336 * 4096 + (2 * 14336 + 4096) * 2.0;   // w1 w3 w2 int8 + bf16 scales
+  ModelConfig all = m;
+  all.top_k = 8;
+  EXPECT_DOUBLE_EQ(streamed_bytes_per_token(all, true, at::kBFloat16) - streamed_bytes_per_token(m, true, at::kBFloat16),
+                   16 * 6 * expert);   // the 6 experts a token does not use are not counted
+}
+
+TEST(Decode, CaseNamesCarryModelAndLayersAndTheLayerFlagReplacesThem) {
+  DeviceInfo gpu, cpu;
+  gpu.is_gpu = true;
+  std::vector<std::string> names;
+  for (const auto& info : cases_of(family_named("Mixtral"), gpu)) names.push_back(info.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"Mixtral/int8/8x7b-16L/eager", "Mixtral/int8/8x7b-16L/graph",
+                                             "Mixtral/int8/8x7b-16L/aten_graph"}));
+  EXPECT_EQ(cases_of(family_named("Mixtral"), gpu, 32)[0].name(), "Mixtral/int8/8x7b-32L/eager");
+  EXPECT_EQ(cases_of(family_named("Llama2"), cpu)[0].name(), "Llama2/bf16/tiny-2L/eager");
+  EXPECT_EQ(cases_of(family_named("Llama2"), cpu).size(), 2u);   // eager only, bf16 and int8
+  const CaseInfo llama = cases_of(family_named("Llama2"), gpu)[0];
+  EXPECT_DOUBLE_EQ(llama.work.items, 200);
+  EXPECT_NEAR(llama.work.bytes_read / 200 / 1e9, 13.214, 0.001);
+  EXPECT_TRUE(llama.experiments[0].is_model);
+}
+
+#ifdef OPBENCH_HAVE_CUDA
+class DecodeGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!current_device().is_gpu) GTEST_SKIP() << "no CUDA device";
+    at::manual_seed(0);
+  }
+  static cudaStream_t stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
+};
+
+// Own step against the ATen forward on the same weights, for three positions; experts as the own step chose.
+double own_vs_aten(Model& model) {
+  const ModelConfig& c = model.cfg;
+  Routes routes;
+  if (c.moe()) {
+    routes.idx = at::zeros({c.n_layers, 1, c.top_k}, at::TensorOptions().device(at::kCUDA).dtype(at::kLong));
+    routes.weights = at::zeros({c.n_layers, 1, c.top_k}, at::TensorOptions().device(at::kCUDA).dtype(at::kFloat));
+  }
+  OwnStep own(model);
+  own.log_routes(c.moe() ? &routes : nullptr);
+  double worst = 0;
+  for (int64_t p = 0; p < 4; ++p) {
+    at::Tensor token = longs({(11 * p + 4) % c.vocab}, at::kCUDA), pos = longs({p}, at::kCUDA);
+    at::Tensor got = own.forward(token, pos).clone();
+    worst = std::max(worst, rel_rms(got, forward_aten(model, token, pos, c.moe() ? &routes : nullptr)));
+  }
+  return worst;
+}
+
+TEST_F(DecodeGpu, OwnStepMatchesAtenForward) {
+  for (const char* config : {"tiny", "tiny-moe"})
+    for (bool int8 : {false, true}) {
+      Model model = make_model(model_config(config), at::kBFloat16, int8, at::kCUDA);
+      EXPECT_LT(own_vs_aten(model), 0.03) << config << (int8 ? " int8" : " bf16");
+    }
+}
+
+TEST_F(DecodeGpu, GraphGeneratesTheEagerTokens) {   // (b) on the GPU
+  for (const char* config : {"tiny", "tiny-moe"})
+    for (StepKernels kernels : {StepKernels::kAten, StepKernels::kOwn}) {
+      Model model = make_model(model_config(config), at::kBFloat16, true, at::kCUDA);
+      Decoder decoder(model, kernels, true, prompt_of(model.cfg));
+      decoder.generate();
+      std::vector<int64_t> graphed = decoder.tokens();
+      decoder.generate(/*eager=*/true);
+      EXPECT_EQ(graphed, decoder.tokens()) << config;
+      EXPECT_EQ(decoder.new_token_milliseconds().size(), static_cast<size_t>(model.cfg.new_tokens));
+    }
+}
+
+TEST_F(DecodeGpu, Int8OwnKernelsMatchTheDequantizedBf16Model) {   // (c) on the GPU
+  for (const char* config : {"tiny", "tiny-moe"}) {
+    Model int8 = make_model(model_config(config), at::kBFloat16, true, at::kCUDA);
+    Model dense = dequantized(int8);
+    OwnStep own(int8);
+    at::Tensor token = longs({42}, at::kCUDA), pos = longs({0}, at::kCUDA);
+    EXPECT_LT(rel_rms(own.forward(token, pos), forward_aten(dense, token, pos)), 0.05) << config;
+  }
+}
+
+TEST_F(DecodeGpu, Top2RouteKernelPicksWhatTopkPicks) {   // (d) on the GPU
+  auto opts = at::TensorOptions().device(at::kCUDA);
+  at::Tensor idx = at::empty({2}, opts.dtype(at::kLong)), weights = at::empty({2}, opts.dtype(at::kFloat));
+  for (int trial = 0; trial < 64; ++trial) {
+    at::Tensor logits = (at::randn({8}, opts.dtype(at::kFloat)) * 3).to(at::kBFloat16);
+    kernels::launch_top2_route(logits.data_ptr(), 8, idx.data_ptr<int64_t>(), weights.data_ptr<float>(), stream());
+    auto [values, want] = at::topk(at::softmax(logits.to(at::kFloat), -1), 2);
+    if ((values[0] == values[1]).item<bool>()) continue;   // a tie: either order is right
+    EXPECT_TRUE(at::equal(idx.cpu(), want.cpu())) << "trial " << trial;
+    EXPECT_LT((weights - values / values.sum()).abs().max().item<double>(), 1e-5);
+  }
+}
+
+TEST_F(DecodeGpu, AttentionKernelMatchesSdpaAtEveryLength) {
+  auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
+  const int64_t heads = 8, kv_heads = 2, hd = 64, max_len = 40;
+  at::Tensor q = at::randn({heads * hd}, opts), k = at::randn({kv_heads, max_len, hd}, opts),
+             v = at::randn({kv_heads, max_len, hd}, opts), out = at::empty({heads * hd}, opts);
+  for (int64_t pos : {int64_t{0}, int64_t{1}, int64_t{17}, max_len - 1}) {
+    at::Tensor p = longs({pos}, at::kCUDA);
+    kernels::AttentionArgs a{q.data_ptr(), k.data_ptr(), v.data_ptr(), p.data_ptr<int64_t>(), out.data_ptr(),
+                             heads, kv_heads, hd, max_len};
+    kernels::launch_decode_attention(a, stream());
+    at::Tensor kd = k.narrow(1, 0, pos + 1).to(at::kDouble).repeat_interleave(heads / kv_heads, 0);
+    at::Tensor vd = v.narrow(1, 0, pos + 1).to(at::kDouble).repeat_interleave(heads / kv_heads, 0);
+    at::Tensor scores = at::matmul(kd, q.to(at::kDouble).view({heads, hd, 1})).squeeze(2) / std::sqrt(double(hd));
+    at::Tensor want = at::matmul(at::softmax(scores, -1).unsqueeze(1), vd).view({-1});
+    EXPECT_LT(rel_rms(out, want), 0.01) << "pos " << pos;
+  }
+}
+
+TEST_F(DecodeGpu, GatherGemvTakesOneInputAndOneScaleRowPerExpert) {
+  auto opts = at::TensorOptions().device(at::kCUDA);
+  const int64_t experts = 4, rows = 48, cols = 128;
+  at::Tensor w = at::randint(-127, 128, {experts, rows, cols}, opts.dtype(at::kChar));
+  at::Tensor scale = at::rand({experts, rows}, opts.dtype(at::kFloat)).add_(0.5).to(at::kBFloat16);
+  at::Tensor x = at::randn({2, cols}, opts.dtype(at::kBFloat16)), idx = longs({3, 1}, at::kCUDA);
+  at::Tensor y = at::empty({2, rows}, opts.dtype(at::kBFloat16));
+  kernels::GemvArgs a;
+  a.w = w.data_ptr();
+  a.w_type = kernels::WeightType::kInt8;
+  a.rows = rows;
+  a.cols = a.row_stride = cols;
+  a.x = x.data_ptr();
+  a.x_stride = cols;
+  a.y = y.data_ptr();
+  a.expert_idx = idx.data_ptr<int64_t>();
+  a.num_selected = 2;
+  a.num_experts = experts;
+  a.expert_stride = rows * cols;
+  a.row_scale = scale.data_ptr();
+  a.row_scale_expert_stride = rows;
+  kernels::launch_gemv(a, stream());
+  for (int64_t e = 0; e < 2; ++e) {
+    const int64_t expert = e == 0 ? 3 : 1;
+    at::Tensor want = at::matmul(w[expert].to(at::kDouble), x[e].to(at::kDouble)) * scale[expert].to(at::kDouble);
+    EXPECT_LT(rel_rms(y[e], want), 0.01) << "slice " << e;
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace opbench::decode

@@ -1,0 +1,53 @@
+// Greedy generation with a Model (model.h), batch 1, the way gpt-fast's generate.py runs it, with one
+// difference said up front: the prompt goes through the same one-token decode step as the new tokens
+// (prompt_len - 1 extra steps, ~2.5% of a 200-token generation) instead of a separate prefill, so one
+// step, captured once, serves the whole generation.
+//
+// The step reads and writes only static device tensors -- the current token and position, and the
+// sequence -- and picks the next token on the device (argmax; a prompt token while the prompt lasts),
+// so it has no host sync and a CUDA graph of it replays the whole generation.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decode/model.h"
+
+namespace opbench::decode {
+
+enum class StepKernels { kAten, kOwn };   // forward_aten, or OwnStep (own_step.h; CUDA only)
+
+class Decoder {
+ public:
+  // `graph`: capture the step in a CUDA graph (after one eager warm-up step) and replay it.
+  // REQUIRES: kOwn or graph only on a CUDA device; prompt.size() == cfg.prompt_len.
+  Decoder(Model& model, StepKernels kernels, bool graph, const std::vector<int64_t>& prompt);
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // Resets the sequence to the prompt and runs cfg.steps() steps (graph replays unless `eager`);
+  // enqueues only: synchronize() or tokens() waits.
+  void generate(bool eager = false);
+  void synchronize() const;
+  std::vector<int64_t> tokens() const;   // prompt + new tokens, max_len of them; synchronizes
+  // One generation timed per step (CUDA events between steps on a GPU, the host clock on the CPU):
+  // milliseconds of each step that yields a new token.
+  std::vector<double> new_token_milliseconds();
+  std::string kernels_label() const;
+
+ private:
+  void step();
+  void reset();
+  struct Graph;
+  Model& model_;
+  StepKernels kernels_;
+  std::function<const at::Tensor&(const at::Tensor&, const at::Tensor&)> forward_;
+  at::Tensor prompt_, sequence_, token_, pos_, logits_;
+  std::unique_ptr<Graph> graph_;
+};
+
+}  // namespace opbench::decode

@@ -1,0 +1,99 @@
+// A batch-1 decoder-only transformer as gpt-fast's model.py and mixtral-moe's model.py describe it
+// (Llama-2: dense SwiGLU FFN; Mixtral: 8 experts, top-2 routing, grouped-query attention), random
+// weights made on the device (no checkpoint), a KV cache of prompt + new tokens, and its byte count.
+//
+// Two forwards share the weights and the cache:
+//   forward_aten  any number of tokens T at positions input_pos, ATen ops only (CPU and GPU; any
+//                 floating dtype; int8 weights dequantized as gpt-fast's WeightOnlyInt8Linear:
+//                 y = (x . W^T) * scales). The reference: a full causal forward when T > 1.
+//   OwnStep       (own_step.h) one token on a GPU with opbench's kernels: GEMV (fused int8 dequantize,
+//                 gather for the experts), RMSNorm fused with the residual add, RoPE + cache write,
+//                 decode attention, SwiGLU, top-2 routing.
+// Layouts: wqkv = [q heads | k heads | v heads] x dim; w13 = [w1 | w3] x dim (experts: [E, 2 ffn, dim]);
+// caches [layers, kv_heads, max_len, head_dim]; RoPE rotates pairs (2i, 2i+1) with base `rope_base`.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace opbench::decode {
+
+struct ModelConfig {
+  std::string name;                  // "7b", "8x7b", "tiny", "tiny-moe"
+  int64_t dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, ffn = 0, vocab = 0;
+  int64_t n_experts = 0, top_k = 0;  // a mixture of experts when n_experts > 0
+  double rope_base = 10000, norm_eps = 1e-5;
+  int64_t prompt_len = 6, new_tokens = 200;
+  int64_t head_dim() const { return dim / n_heads; }
+  int64_t qkv_rows() const { return (n_heads + 2 * n_kv_heads) * head_dim(); }
+  // Steps of one generation: the prompt is fed one token per step through the same decode step (its
+  // last step yields the first new token), so prompt_len - 1 + new_tokens steps, max_len positions.
+  int64_t steps() const { return prompt_len - 1 + new_tokens; }
+  int64_t max_len() const { return prompt_len + new_tokens; }
+  bool moe() const { return n_experts > 0; }
+};
+
+// The configurations, by name: gpt-fast's Llama-2-7B and Mixtral-8x7B, and tiny ones for the CPU.
+const ModelConfig& model_config(const std::string& name);
+
+// A linear layer: w [out, in] (experts: [E, out, in]) in bf16/fp32/fp64, or int8 with per-output-row
+// scales [out] ([E, out]) in the activation dtype.
+struct Linear {
+  at::Tensor w, scale;
+  bool int8() const { return scale.defined(); }
+};
+
+struct Layer {
+  at::Tensor attn_norm, ffn_norm;    // [dim]
+  Linear wqkv, wo, w13, w2, gate;    // gate: the router (experts only)
+};
+
+struct Model {
+  ModelConfig cfg;
+  c10::ScalarType act_dtype = c10::kBFloat16;   // activations, norms, embeddings, scales
+  bool int8 = false;                            // every linear layer int8 weight-only
+  at::Tensor tok_emb, norm;                     // [vocab, dim], [dim]
+  Linear output;                                // [vocab, dim]
+  std::vector<Layer> layers;
+  at::Tensor k_cache, v_cache;                  // [layers, kv_heads, max_len, head_dim], act dtype
+  at::Tensor rope_cos, rope_sin;                // fp32 [max_len, head_dim / 2]
+};
+
+// Random weights on `device` (seeded by the caller through at::manual_seed): randn / sqrt(fan_in) for
+// float weights; int8 uniform in [-127, 127] with scales (0.5..1.5) / (73 sqrt(fan_in)); norm weights
+// 1 + 0.1 randn; embeddings randn. The caches are zeroed.
+Model make_model(const ModelConfig& cfg, c10::ScalarType act_dtype, bool int8, c10::Device device);
+
+// The same model with every int8 linear dequantized to act_dtype: bf16(W * scale) (test (c)).
+Model dequantized(const Model& model);
+
+// Bytes one decode step streams: every linear weight (and int8 scales) and norm weight, the output
+// head included, the token embedding table excluded (a step reads one row of it); for experts, the
+// top_k / n_experts share of the expert weights. gpt-fast's count adds the KV cache and RoPE tables
+// (its _get_model_size sums buffers too): gpt_fast_model_bytes.
+double streamed_bytes_per_token(const ModelConfig& cfg, bool int8, c10::ScalarType act_dtype);
+double gpt_fast_model_bytes(const ModelConfig& cfg, bool int8, c10::ScalarType act_dtype);
+// Bytes the weights and caches occupy in memory (all experts).
+double resident_bytes(const ModelConfig& cfg, bool int8, c10::ScalarType act_dtype);
+
+// Expert choices per layer: idx [layers, T, top_k] (int64), weights [layers, T, top_k] (fp32).
+struct Routes {
+  at::Tensor idx, weights;
+};
+
+// Logits [T, vocab] of tokens [T] (int64) at positions input_pos [T] (int64, on the model's device),
+// writing their keys and values into the cache first; each token attends to the cached positions
+// <= its own. Capturable in a CUDA graph for T = 1 (no host sync). `forced`: the experts' choices to
+// use instead of the router's (comparing two forwards whose routers may break a near-tie differently).
+at::Tensor forward_aten(Model& model, const at::Tensor& tokens, const at::Tensor& input_pos,
+                        const Routes* forced = nullptr);
+
+// The router's choice for `x_normed` [T, dim]: expert indices [T, top_k] (int64, descending
+// probability) and weights [T, top_k] (fp32, summing to 1) -- gpt-fast's MOEFeedForward.
+void route_aten(const Linear& gate, const at::Tensor& x_normed, int64_t top_k, at::Tensor& idx, at::Tensor& weights);
+
+}  // namespace opbench::decode

@@ -1,0 +1,152 @@
+// A decode step with opbench's own kernels (own_step.h). CUDA builds only.
+#ifdef OPBENCH_HAVE_CUDA
+#include "decode/own_step.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/index_select.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include "common/gemv_kernel.h"
+#include "decode/decode_kernels.h"
+#include "opbench/check.h"
+
+namespace opbench::decode {
+namespace {
+
+kernels::GemvArgs gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) {
+  kernels::GemvArgs a;
+  a.w = l.w.data_ptr();
+  a.w_type = l.int8() ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
+  a.rows = l.w.size(-2);
+  a.cols = l.w.size(-1);
+  a.row_stride = a.cols;
+  a.x = x.data_ptr();
+  a.y = y.data_ptr();
+  a.row_scale = l.int8() ? l.scale.data_ptr() : nullptr;
+  return a;
+}
+
+// y[e] = W[idx[e]] . x[e] for the top_k selected experts; x_stride 0: one x for all.
+kernels::GemvArgs gather_args(const Linear& l, const at::Tensor& x, int64_t x_stride, const at::Tensor& idx,
+                              at::Tensor& y) {
+  kernels::GemvArgs a = gemv_args(l, x, y);
+  a.x_stride = x_stride;
+  a.expert_idx = idx.data_ptr<int64_t>();
+  a.num_selected = idx.numel();
+  a.num_experts = l.w.size(0);
+  a.expert_stride = a.rows * a.cols;
+  if (l.int8()) a.row_scale_expert_stride = a.rows;
+  return a;
+}
+
+}  // namespace
+
+OwnStep::OwnStep(Model& model) : m_(model) {
+  const ModelConfig& c = model.cfg;
+  if (model.act_dtype != c10::kBFloat16 || !model.tok_emb.is_cuda())
+    throw Error("own decode kernels need bf16 activations on a CUDA device");
+  auto opts = model.tok_emb.options();
+  const int64_t k = c.moe() ? c.top_k : 1;
+  h_ = at::empty({1, c.dim}, opts);
+  xn_ = at::empty({c.dim}, opts);
+  qkv_ = at::empty({c.qkv_rows()}, opts);
+  q_ = at::empty({c.n_heads * c.head_dim()}, opts);
+  attn_ = at::empty({c.n_heads * c.head_dim()}, opts);
+  delta_ = at::empty({k, c.dim}, opts);
+  h13_ = at::empty({k, 2 * c.ffn}, opts);
+  act_ = at::empty({k, c.ffn}, opts);
+  logits_ = at::empty({1, c.vocab}, opts);
+  if (c.moe()) {
+    router_ = at::empty({c.n_experts}, opts);
+    route_idx_ = at::empty({c.top_k}, opts.dtype(c10::kLong));
+    route_w_ = at::empty({c.top_k}, opts.dtype(c10::kFloat));
+  }
+}
+
+std::string OwnStep::kernel_names(const Model& model) {
+  std::string gemv = model.int8 ? "gemv_int8(fused dequantize)" : "gemv_bf16";
+  std::string names = "own:" + gemv + (model.cfg.moe() ? ",gather_gemv,top2_route" : "") +
+                      ",residual_rms_norm,rope_cache,decode_attention,swiglu";
+  return names + " aten:embedding,argmax";
+}
+
+void OwnStep::feed_forward(int64_t l, cudaStream_t stream) {
+  const ModelConfig& c = m_.cfg;
+  const Layer& layer = m_.layers[static_cast<size_t>(l)];
+  if (!c.moe()) {
+    kernels::launch_gemv(gemv_args(layer.w13, xn_, h13_), stream);
+    kernels::launch_swiglu(h13_.data_ptr(), act_.data_ptr(), 1, c.ffn, stream);
+    kernels::launch_gemv(gemv_args(layer.w2, act_, delta_), stream);
+    return;
+  }
+  kernels::launch_gemv(gemv_args(layer.gate, xn_, router_), stream);
+  kernels::launch_top2_route(router_.data_ptr(), c.n_experts, route_idx_.data_ptr<int64_t>(),
+                             route_w_.data_ptr<float>(), stream);
+  if (route_log_) {
+    route_log_->idx.select(0, l).view({-1}).copy_(route_idx_);
+    route_log_->weights.select(0, l).view({-1}).copy_(route_w_);
+  }
+  kernels::launch_gemv(gather_args(layer.w13, xn_, 0, route_idx_, h13_), stream);
+  kernels::launch_swiglu(h13_.data_ptr(), act_.data_ptr(), c.top_k, c.ffn, stream);
+  kernels::launch_gemv(gather_args(layer.w2, act_, c.ffn, route_idx_, delta_), stream);
+}
+
+const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& pos) {
+  const ModelConfig& c = m_.cfg;
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  at::index_select_out(h_, m_.tok_emb, 0, token);
+  kernels::ResidualNormArgs norm;
+  norm.h = h_.data_ptr();
+  norm.out = xn_.data_ptr();
+  norm.dim = c.dim;
+  norm.eps = static_cast<float>(c.norm_eps);
+  // residual += pending delta (none before the first layer), then the next norm
+  auto add_and_norm = [&](int64_t n_delta, const float* weights, const at::Tensor& norm_w) {
+    norm.delta = delta_.data_ptr();
+    norm.n_delta = n_delta;
+    norm.delta_weights = weights;
+    norm.norm_w = norm_w.data_ptr();
+    kernels::launch_residual_rms_norm(norm, stream);
+  };
+  const int64_t hd = c.head_dim();
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const Layer& layer = m_.layers[static_cast<size_t>(l)];
+    if (l == 0) add_and_norm(0, nullptr, layer.attn_norm);
+    kernels::launch_gemv(gemv_args(layer.wqkv, xn_, qkv_), stream);
+    const int64_t cache_offset = l * c.n_kv_heads * c.max_len() * hd;
+    kernels::RopeCacheArgs rope;
+    rope.qkv = qkv_.data_ptr();
+    rope.q_out = q_.data_ptr();
+    rope.k_cache = static_cast<at::BFloat16*>(m_.k_cache.data_ptr()) + cache_offset;
+    rope.v_cache = static_cast<at::BFloat16*>(m_.v_cache.data_ptr()) + cache_offset;
+    rope.pos = pos.data_ptr<int64_t>();
+    rope.cos = m_.rope_cos.data_ptr<float>();
+    rope.sin = m_.rope_sin.data_ptr<float>();
+    rope.n_heads = c.n_heads;
+    rope.n_kv_heads = c.n_kv_heads;
+    rope.head_dim = hd;
+    rope.max_len = c.max_len();
+    kernels::launch_rope_cache(rope, stream);
+    kernels::AttentionArgs att;
+    att.q = q_.data_ptr();
+    att.k_cache = rope.k_cache;
+    att.v_cache = rope.v_cache;
+    att.pos = rope.pos;
+    att.out = attn_.data_ptr();
+    att.n_heads = c.n_heads;
+    att.n_kv_heads = c.n_kv_heads;
+    att.head_dim = hd;
+    att.max_len = c.max_len();
+    kernels::launch_decode_attention(att, stream);
+    kernels::launch_gemv(gemv_args(layer.wo, attn_, delta_), stream);
+    add_and_norm(1, nullptr, layer.ffn_norm);
+    feed_forward(l, stream);
+    const at::Tensor& next_norm = l + 1 < c.n_layers ? m_.layers[static_cast<size_t>(l + 1)].attn_norm : m_.norm;
+    add_and_norm(c.moe() ? c.top_k : 1, c.moe() ? route_w_.data_ptr<float>() : nullptr, next_norm);
+  }
+  kernels::launch_gemv(gemv_args(m_.output, xn_, logits_), stream);
+  return logits_;
+}
+
+}  // namespace opbench::decode
+#endif  // OPBENCH_HAVE_CUDA
