@@ -94,11 +94,12 @@ __global__ void rope_cache(RopeCacheArgs a) {
 }
 
 constexpr int kAttentionThreads = 256;
+constexpr int kAttentionMaxPerLane = 8;   // head_dim <= 8 * 32
 
 // A thread per cached position for the scores (its row of K in 16-byte loads, all in flight at once),
-// then head_dim-wide thread groups that split the positions for the weighted sum of V.
+// then warps that split the positions for the weighted sum of V.
 __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionArgs a) {
-  extern __shared__ float shared[];   // q (head_dim), scores (max_len), partial sums (blockDim)
+  extern __shared__ float shared[];   // q (head_dim), scores (max_len), partial sums (warps x head_dim)
   __shared__ float scratch[kWarp];
   float* q = shared;
   float* scores = q + a.head_dim;
@@ -107,6 +108,7 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
   const bf16* k = static_cast<const bf16*>(a.k_cache) + group * a.max_len * a.head_dim;
   const bf16* v = static_cast<const bf16*>(a.v_cache) + group * a.max_len * a.head_dim;
   const float scale = rsqrtf(static_cast<float>(a.head_dim));
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
   for (int64_t d = threadIdx.x; d < a.head_dim; d += blockDim.x)
     q[d] = to_f(static_cast<const bf16*>(a.q)[head * a.head_dim + d]) * scale;
   __syncthreads();
@@ -135,18 +137,29 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
     local_sum += scores[t];
   }
   const float inv_sum = 1.f / block_reduce<false>(local_sum, scratch);   // syncs: probabilities written
-  const int64_t parts = blockDim.x / a.head_dim, d = threadIdx.x % a.head_dim, part = threadIdx.x / a.head_dim;
-  float acc = 0.f;
-  if (part < parts) {
+  // Weighted sum of V: warp w takes positions w, w + warps, ...; lane l the dims l, l + 32, ... (each
+  // warp-wide load is one contiguous stretch of a V row); the warps' partial sums meet in shared memory.
+  float acc[kAttentionMaxPerLane] = {};
 #pragma unroll 4
-    for (int64_t t = part; t < len; t += parts) acc = fmaf(scores[t], to_f(v[t * a.head_dim + d]), acc);
+  for (int64_t t = warp; t < len; t += warps) {
+    const float p = scores[t];
+    const bf16* row = v + t * a.head_dim;
+#pragma unroll
+    for (int j = 0; j < kAttentionMaxPerLane; ++j) {
+      const int64_t d = lane + j * kWarp;
+      if (d < a.head_dim) acc[j] = fmaf(p, to_f(row[d]), acc[j]);
+    }
   }
-  partial[threadIdx.x] = acc;
+#pragma unroll
+  for (int j = 0; j < kAttentionMaxPerLane; ++j) {
+    const int64_t d = lane + j * kWarp;
+    if (d < a.head_dim) partial[warp * a.head_dim + d] = acc[j];
+  }
   __syncthreads();
-  if (threadIdx.x < a.head_dim) {
+  for (int64_t d = threadIdx.x; d < a.head_dim; d += blockDim.x) {
     float total = 0.f;
-    for (int64_t p = 0; p < parts; ++p) total += partial[p * a.head_dim + threadIdx.x];
-    static_cast<bf16*>(a.out)[head * a.head_dim + threadIdx.x] = __float2bfloat16(total * inv_sum);
+    for (int w = 0; w < warps; ++w) total += partial[w * a.head_dim + d];
+    static_cast<bf16*>(a.out)[head * a.head_dim + d] = __float2bfloat16(total * inv_sum);
   }
 }
 
@@ -210,7 +223,8 @@ void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream) {
   if (a.n_kv_heads <= 0 || a.n_heads % a.n_kv_heads != 0) invalid("decode_attention", "n_heads % n_kv_heads != 0");
   if (a.head_dim <= 0 || a.head_dim % 8 != 0 || a.head_dim > kAttentionThreads)
     invalid("decode_attention", "head_dim must be a multiple of 8 in [8, 256]");
-  const size_t shared_bytes = static_cast<size_t>(a.head_dim + a.max_len + kAttentionThreads) * sizeof(float);
+  const size_t shared_bytes =
+      static_cast<size_t>(a.head_dim + a.max_len + (kAttentionThreads / kWarp) * a.head_dim) * sizeof(float);
   if (shared_bytes > 48 * 1024) invalid("decode_attention", "max_len too long for the scores in shared memory");
   decode_attention<<<static_cast<unsigned>(a.n_heads), kAttentionThreads, shared_bytes, stream>>>(a);
   check_launch("decode_attention");
