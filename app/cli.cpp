@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <cmath>
+#include <regex>
 #include <stdexcept>
 
 namespace opbench {
@@ -49,6 +50,21 @@ void refuse_ignored_gbench_flag(const std::string& arg, bool full_console) {
                                 "--opbench_console=full (the default view is always one line per case)");
 }
 
+// PCT[:REGEX], e.g. 5 or 5:^Gemv/bf16/
+InjectedSlowdown parse_injection(const std::string& text) {
+  const size_t colon = text.find(':');
+  InjectedSlowdown inject;
+  inject.fraction = parse_number("--opbench_inject_slowdown", text.substr(0, colon), 0.01, 1000) / 100;
+  if (colon != std::string::npos) inject.pattern = text.substr(colon + 1);
+  try {
+    std::regex check(inject.pattern);
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("--opbench_inject_slowdown=" + text + ": '" + inject.pattern +
+                                "' is not a regular expression (" + e.what() + ")");
+  }
+  return inject;
+}
+
 OplogOptions& oplog(CliOptions& cli) {
   if (!cli.oplog) cli.oplog.emplace();
   return *cli.oplog;
@@ -74,6 +90,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       cli.full_console = *v == "full";
     } else if (auto v = flag_value(args, i, "--opbench_markdown")) {
       cli.markdown = *v;
+    } else if (auto v = flag_value(args, i, "--opbench_gpu_lock")) {
+      cli.gpu_lock = *v;
     } else if (auto v = flag_value(args, i, "--output")) {
       cli.output = *v;
     } else if (auto v = flag_value(args, i, "--targets")) {
@@ -83,9 +101,13 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
         throw std::invalid_argument("--opbench_cache=" + *v + ": expected cold or warm");
       cli.run.cache = *v == "cold" ? CacheMode::kCold : CacheMode::kWarm;
     } else if (auto v = flag_value(args, i, "--opbench_timer")) {
-      if (*v != "events" && *v != "graph")
-        throw std::invalid_argument("--opbench_timer=" + *v + ": expected events or graph");
-      cli.run.gpu_timer = *v == "events" ? TimerKind::kEvents : TimerKind::kGraph;
+      if (*v != "events" && *v != "graph" && *v != "cupti")
+        throw std::invalid_argument("--opbench_timer=" + *v + ": expected events, graph or cupti");
+      cli.run.gpu_timer = *v == "events" ? TimerKind::kEvents : *v == "graph" ? TimerKind::kGraph : TimerKind::kCupti;
+    } else if (auto v = flag_value(args, i, "--opbench_throttle_threshold")) {
+      cli.run.throttle_threshold = parse_number("--opbench_throttle_threshold", *v, 0, 10);
+    } else if (auto v = flag_value(args, i, "--opbench_inject_slowdown")) {
+      cli.run.inject = parse_injection(*v);
     } else if (auto v = flag_value(args, i, "--opbench_max_noise")) {
       rule.max_noise = parse_number("--opbench_max_noise", *v, 0, 1);
     } else if (auto v = flag_value(args, i, "--opbench_max_time")) {
@@ -119,6 +141,9 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
     }
   }
   for (size_t i = 1; i < cli.passthrough.size(); ++i) refuse_ignored_gbench_flag(cli.passthrough[i], cli.full_console);
+  if (cli.run.gpu_timer == TimerKind::kCupti && !cli.trace.dir.empty())
+    throw std::invalid_argument("--opbench_timer=cupti and --opbench_trace both need CUPTI, which serves one client "
+                                "per process: trace with the events or graph timer");
   if (cli.oplog && cli.oplog->path.empty())
     throw std::invalid_argument("--oplog_dtype, --oplog_max_inputs, --oplog_case_budget_s, --oplog_max_input_mb and "
                                 "--channels_last need --oplog FILE|DIR");
@@ -145,15 +170,30 @@ opbench flags:
                               per line); each row is written when its experiment's last case is done,
                               under a lock, so concurrent runs may share one file
   --opbench_markdown FILE     also write the experiment summary as a markdown table (PR comments)
+  --opbench_gpu_lock FILE     take an exclusive lock on FILE (created if missing) before the first
+                              case and hold it to the end: processes started together load and
+                              initialize in parallel but measure one at a time (compare.py --jobs)
   --opbench_console=compact|full
                               compact (default): one line per case (time, GB/s, TFLOP/s, %peak,
                               %ceiling, noise); full: Google Benchmark's table with every counter
   --targets FILE|DIR          targets file or folder (default: the source tree's targets/)
   --opbench_cache=cold|warm   cold (default): flush L2 (a buffer of 2x L2 zeroed) before every
                               timed iteration; warm: no flush
-  --opbench_timer=events|graph
+  --opbench_timer=events|graph|cupti
                               events (default): CUDA events around each iteration; graph: a batch
-                              of iterations captured in a CUDA graph, time per replay / batch
+                              of iterations captured in a CUDA graph, time per replay / batch;
+                              cupti: kernel-only time, the GPU busy time of the iteration's kernels,
+                              memcpys and memsets from CUPTI activity records (what ncu's
+                              gpu__time_duration adds up; launch gaps and the L2 flush excluded)
+  --opbench_throttle_threshold=F
+                              discard (and count: throttled_samples) a GPU sample whose SM clock,
+                              estimated from GPU timestamps around it, is below F x the rated SM
+                              clock (default 0.75, nvbench's; 0: keep every sample); a case with
+                              over 5% discarded is flagged THROTTLED (label, summary, compare, gate)
+  --opbench_inject_slowdown=PCT[:REGEX]
+                              for the gate's self-test only (tools/gate_selftest.py): time each case
+                              (matching REGEX) as usual, then again with PCT% of that time added to
+                              every iteration; labelled INJECTED_SLOWDOWN and never on by default
   --opbench_max_noise=F       stop a case once the relative noise of its median < F (default
                               0.005; 1.2533 * sample stdev/mean / sqrt(n), 5% tails trimmed) ...
   --opbench_min_samples=N     ... after at least N samples (default 10) ...
@@ -184,7 +224,9 @@ Operator replay (instead of the families):
 Each case reports its median time (Google Benchmark's time column; manual time) and counters
 GB/s, TFLOP/s, %peak (datasheet), %ceiling (of the ceiling that fits its traffic: read, write or
 copy stream, GEMM; measured by this run's Ceiling cases, when they ran), bytes, flops, samples,
-noise_pct (sample spread), median_noise_pct (the median's), converged.
+noise_pct (sample spread), median_noise_pct (the median's), converged; on a GPU also
+throttled_samples, sm_clock_mhz (median of the kept samples' estimates) and, where NVML (the
+driver's libnvidia-ml) is present, nvml_sm_clock_mhz, power_w and temperature_c read after the samples.
 Host (CPU) time is not reported: the samples are taken by the case itself, so Google Benchmark's CPU
 column (in --opbench_console=full and cpu_time in its JSON) times only its own bookkeeping; ignore it.
 On a machine without a CUDA device the CPU cases run, timed with the host clock.

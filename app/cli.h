@@ -23,6 +23,7 @@ struct CliOptions {
   bool list = false;                  // --opbench_list
   bool full_console = false;          // --opbench_console=full: Google Benchmark's own table
   std::optional<std::string> markdown;   // --opbench_markdown FILE
+  std::optional<std::string> gpu_lock;   // --opbench_gpu_lock FILE: measure only while holding its lock
   std::vector<std::string> passthrough;   // argv[0] and every flag not ours, in order
 };
 

@@ -3,7 +3,12 @@
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 #include <torch/headeronly/version.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <iostream>
@@ -22,6 +27,7 @@
 #include "forwarding.h"
 #include "opbench/check.h"
 #include "opbench/targets.h"
+#include "opbench/telemetry.h"
 #include "opbench/device.h"
 #include "opbench/family.h"
 #include "replay.h"
@@ -60,6 +66,47 @@ void add_context(const RunInfo& info) {
   benchmark::AddCustomContext("cuda_version", info.cuda_version);
   benchmark::AddCustomContext("opbench_sha", info.opbench_sha);
   benchmark::AddCustomContext("opbench_run_id", info.run_id);
+}
+
+// How this run judged clocks, and what it injected: in the JSON context and said on stderr.
+void add_measurement_context(const DeviceInfo& device, const RunOptions& options) {
+  if (device.is_gpu) {
+    benchmark::AddCustomContext("opbench_rated_sm_clock_mhz", std::to_string(device.rated_sm_clock_mhz));
+    benchmark::AddCustomContext("opbench_throttle_threshold", std::to_string(options.throttle_threshold));
+    const std::string& nvml = Nvml::instance().unavailable_reason();
+    benchmark::AddCustomContext("opbench_nvml", nvml.empty() ? "available" : "unavailable: " + nvml);
+    if (!nvml.empty()) std::cerr << "bench_ops: no power or NVML clock readings: " << nvml << "\n";
+  }
+  if (!options.inject) return;
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%g%%", 100 * options.inject->fraction);
+  std::string what = pct + std::string(" on ") +
+                     (options.inject->pattern.empty() ? std::string("every case") : "cases matching " + options.inject->pattern);
+  benchmark::AddCustomContext("opbench_injected_slowdown", what);
+  std::cerr << "bench_ops: INJECTING a slowdown of " << what
+            << " (--opbench_inject_slowdown): these times are made slower on purpose\n";
+}
+
+// --opbench_gpu_lock: blocks until this process holds the lock; it is released when the process exits.
+void hold_gpu_lock(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) throw Error("--opbench_gpu_lock " + path + ": cannot open: " + std::strerror(errno));
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) throw Error("--opbench_gpu_lock " + path + ": cannot lock: " + std::strerror(errno));
+  }
+}
+
+// --opbench_timer=cupti where CUPTI cannot run: an error on a GPU, a note on the CPU (host timing there).
+bool cupti_usable(const DeviceInfo& device, const RunOptions& options) {
+  if (options.gpu_timer != TimerKind::kCupti) return true;
+  const std::string why = cupti_unavailable_reason();
+  if (why.empty()) return true;
+  if (!device.is_gpu) {
+    std::cerr << "bench_ops: --opbench_timer=cupti is unavailable here (" << why << "): CPU cases use the host clock\n";
+    return true;
+  }
+  std::cerr << "bench_ops: --opbench_timer=cupti is unavailable: " << why << "\n";
+  return false;
 }
 
 // The first line of the compact view: what ran where, with what.
@@ -193,6 +240,7 @@ RunInfo run_info(const DeviceInfo& device, const RunOptions& run) {
 
 int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   const DeviceInfo& device = current_device();
+  if (!cupti_usable(device, cli.run)) return 2;
   RunContext run(device, cli.run, cli.trace);
   std::optional<replay::ReplayPlan> replay_plan;   // --oplog: replay cases instead of the families
   try {
@@ -260,6 +308,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
               << " (host-clock timing, " << cli.cpu_threads << " thread(s))\n";
   }
   add_context(info);
+  add_measurement_context(device, cli.run);
 
   std::unique_ptr<benchmark::BenchmarkReporter> display;
   if (flags.format == "console" && !cli.full_console)
@@ -278,6 +327,14 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     file = make_format_reporter(flags.out_format);
     file_forward = std::make_unique<ForwardingReporter>(
         std::vector<benchmark::BenchmarkReporter*>{file.get()});
+  }
+  if (cli.gpu_lock) {
+    try {
+      hold_gpu_lock(*cli.gpu_lock);
+    } catch (const Error& e) {
+      std::cerr << "bench_ops: " << e.what() << "\n";
+      return 2;
+    }
   }
   benchmark::RunSpecifiedBenchmarks(&display_forward, file_forward.get());
   benchmark::Shutdown();

@@ -3,9 +3,12 @@
 #include <benchmark/benchmark.h>
 #include <c10/util/Exception.h>
 
+#include <cstdio>
+#include <regex>
 #include <sstream>
 
 #include "opbench/check.h"
+#include "opbench/telemetry.h"
 
 namespace opbench {
 namespace {
@@ -13,7 +16,36 @@ namespace {
 std::unique_ptr<Sampler> make_sampler(const DeviceInfo& device, TimerKind timer, CacheMode cache) {
   if (!device.is_gpu || timer == TimerKind::kHost) return make_host_sampler();
   if (timer == TimerKind::kGraph) return make_graph_sampler(cache);
+  if (timer == TimerKind::kCupti) return make_cupti_sampler(cache);
   return make_event_sampler(cache);
+}
+
+ThrottleRule throttle_rule(const DeviceInfo& device, const RunOptions& options) {
+  ThrottleRule rule;
+  rule.expected_sm_clock_mhz = device.rated_sm_clock_mhz;
+  rule.threshold = options.throttle_threshold;
+  return rule;
+}
+
+bool injected_here(const RunOptions& options, const std::string& name) {
+  return options.inject && (options.inject->pattern.empty() || std::regex_search(name, std::regex(options.inject->pattern)));
+}
+
+// Clock, power and throttling of a GPU case: counters, and a label note when it throttled.
+std::string add_clock_counters(benchmark::State& state, const Measurement& m, const DeviceInfo& device) {
+  state.counters["throttled_samples"] = m.throttled_samples;
+  if (!m.sm_clock_mhz.empty()) state.counters["sm_clock_mhz"] = median_of(m.sm_clock_mhz);
+  GpuTelemetry t = Nvml::instance().read(device.pci_bus_id);
+  if (t.sm_clock_mhz) state.counters["nvml_sm_clock_mhz"] = *t.sm_clock_mhz;
+  if (t.power_w) state.counters["power_w"] = *t.power_w;
+  if (t.temperature_c) state.counters["temperature_c"] = *t.temperature_c;
+  const double taken = static_cast<double>(m.samples.size()) + m.throttled_samples;
+  if (m.throttled_samples <= kThrottledShareFlag * taken) return "";
+  std::string note = " THROTTLED(" + std::to_string(m.throttled_samples) + " of " +
+                     std::to_string(static_cast<int64_t>(taken)) + " samples discarded";
+  if (t.clock_reasons)
+    for (const std::string& why : slowdown_reason_names(*t.clock_reasons)) note += " " + why;
+  return note + ")";
 }
 
 // Records the case's trace and reports gpu_util / mm_util (fractions of wall time) and its events.
@@ -79,7 +111,20 @@ void CaseContext::time(const std::function<void()>& iteration, const TimingReque
 void CaseContext::time(const std::function<void()>& iteration, const Work& work, const TimingRequest& request) {
   CacheMode cache = request.cache.value_or(run_.options.cache);
   auto sampler = make_sampler(run_.device, request.timer.value_or(run_.options.gpu_timer), cache);
-  Measurement m = measure(*sampler, iteration, request.rule.value_or(run_.options.rule));
+  const StoppingRule& rule = request.rule.value_or(run_.options.rule);
+  const ThrottleRule throttle = throttle_rule(run_.device, run_.options);
+  Measurement m = measure(*sampler, iteration, rule, throttle);
+  std::string injected;
+  if (injected_here(run_.options, info_.name())) {   // time again, every iteration delayed
+    const double delay = run_.options.inject->fraction * m.median;
+    const TimerKind kind = sampler->kind();
+    sampler = make_sampler(run_.device, kind, cache);   // a graph sampler captures its iteration once
+    m = measure(*sampler, [&] { iteration(); inject_delay(kind, delay); }, rule, throttle);
+    state_.counters["injected_delay_us"] = delay * 1e6;
+    char text[48];
+    std::snprintf(text, sizeof text, " INJECTED_SLOWDOWN=%g%%", 100 * run_.options.inject->fraction);
+    injected = text;
+  }
   finished_ = true;
   for (auto _ : state_) state_.SetIterationTime(m.median);
   Figures figures = figures_of(work, m.median, run_.device.peaks, run_.ceilings);
@@ -92,11 +137,12 @@ void CaseContext::time(const std::function<void()>& iteration, const Work& work,
   state_.counters["noise_pct"] = 100 * m.noise;
   state_.counters["median_noise_pct"] = 100 * m.median_noise;
   state_.counters["converged"] = m.converged ? 1 : 0;
+  const std::string throttled = m.timer != TimerKind::kHost ? add_clock_counters(state_, m, run_.device) : "";
   if (!run_.trace.dir.empty()) add_trace_counters(state_, run_.trace, info_.name(), iteration);
   std::string label = std::string("timer=") + timer_kind_name(m.timer);
   if (m.timer != TimerKind::kHost) label += cache == CacheMode::kCold ? " cache=cold" : " cache=warm";
   if (!request.note.empty()) label += " " + request.note;
-  state_.SetLabel(label);
+  state_.SetLabel(label + throttled + injected);
 }
 
 void CaseContext::check_and_time(const std::function<void()>& iteration, const std::function<void()>& check,

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
+#include <thread>
 
 namespace opbench {
 namespace {
@@ -68,14 +70,22 @@ const char* timer_kind_name(TimerKind kind) {
     case TimerKind::kHost: return "host";
     case TimerKind::kEvents: return "events";
     case TimerKind::kGraph: return "graph";
+    case TimerKind::kCupti: return "cupti";
   }
   return "unknown";
 }
 
 std::unique_ptr<Sampler> make_host_sampler() { return std::make_unique<HostSampler>(); }
 
+void inject_delay(TimerKind timer, double seconds) {
+  if (timer != TimerKind::kHost) return detail::inject_gpu_delay(seconds);
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  while (Clock::now() < until) {
+  }
+}
+
 Measurement measure(Sampler& sampler, const std::function<void()>& iteration,
-                    const StoppingRule& rule) {
+                    const StoppingRule& rule, const ThrottleRule& throttle) {
   for (int i = 0; i < rule.warmup_iterations; ++i) sampler.warm_up(iteration);
   Measurement m;
   m.timer = sampler.kind();
@@ -83,12 +93,27 @@ Measurement measure(Sampler& sampler, const std::function<void()>& iteration,
   // The rule costs a sort: check it at geometrically spaced sample counts, not after every sample.
   size_t next_check = static_cast<size_t>(std::max(1, rule.min_samples));
   while (true) {
-    m.samples.push_back(sampler.time_one(iteration));
+    double seconds = sampler.time_one(iteration);
+    std::optional<double> clock_mhz = sampler.last_sm_clock_mhz();
+    if (clock_mhz && throttle.throttled(*clock_mhz)) {
+      ++m.throttled_samples;
+      std::this_thread::sleep_for(std::chrono::duration<double>(throttle.recovery_seconds));
+    } else {
+      m.samples.push_back(seconds);
+      if (clock_mhz) m.sm_clock_mhz.push_back(*clock_mhz);
+    }
     double elapsed = seconds_since(start);
     bool capped = elapsed >= rule.max_seconds ||
-                  static_cast<int>(m.samples.size()) >= rule.max_samples;
+                  static_cast<int>(m.samples.size() + m.throttled_samples) >= rule.max_samples;
+    if (m.samples.empty()) {
+      if (!capped) continue;
+      throw Error("every sample (" + std::to_string(m.throttled_samples) + ") was taken below " +
+                  std::to_string(static_cast<int>(throttle.threshold * throttle.expected_sm_clock_mhz)) +
+                  " MHz, the throttle threshold (" + std::to_string(throttle.threshold) + " x the rated " +
+                  std::to_string(static_cast<int>(throttle.expected_sm_clock_mhz)) + " MHz SM clock)");
+    }
     if (capped || m.samples.size() >= next_check) {
-      if (rule_satisfied(m.samples, elapsed, rule)) {
+      if (capped || rule_satisfied(m.samples, elapsed, rule)) {
         m.noise = relative_noise(m.samples);
         m.median_noise = median_noise(m.samples);
         m.converged = static_cast<int>(m.samples.size()) >= rule.min_samples &&
@@ -111,6 +136,13 @@ std::unique_ptr<Sampler> make_event_sampler(CacheMode) {
 }
 std::unique_ptr<Sampler> make_graph_sampler(CacheMode) {
   throw Error("CUDA graph timing needs a CUDA build of opbench; this build has no CUDA");
+}
+std::unique_ptr<Sampler> make_cupti_sampler(CacheMode) {
+  throw Error("CUPTI timing needs a CUDA build of opbench; this build has no CUDA");
+}
+std::string cupti_unavailable_reason() { return "this build of opbench has no CUDA"; }
+void detail::inject_gpu_delay(double) {
+  throw Error("a GPU delay needs a CUDA build of opbench; this build has no CUDA");
 }
 }  // namespace opbench
 #endif

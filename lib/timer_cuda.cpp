@@ -1,5 +1,6 @@
-// The CUDA samplers: events around the timed work on the current stream, the stream held by a
-// blocking kernel while the work is enqueued, and an L2 flush before each sample in cold-cache mode.
+// The CUDA samplers: events around the timed work on the current stream (or CUPTI activity records of
+// it), the stream held by a blocking kernel while the work is enqueued, an L2 flush before each sample
+// in cold-cache mode, and the SM clock of each sample from timestamps taken on SM 0 before and after.
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -8,8 +9,16 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "opbench/activity_span.h"
 
 #include "cuda/block_stream.h"
+#include "cuda/clock_kernels.h"
+#ifdef OPBENCH_HAVE_CUPTI
+#include "cuda/cupti_activity.h"
+#endif
 #include "cuda_resources.h"
 #include "opbench/device.h"
 #include "opbench/timer.h"
@@ -20,6 +29,8 @@ namespace {
 constexpr uint64_t kBlockTimeoutNs = 100'000'000;  // 100 ms: longer than any sane enqueue
 constexpr double kGraphReplayTargetSeconds = 500e-6;
 constexpr int kGraphMaxBatch = 200;
+// A clock estimate needs a window that globaltimer resolves well: shorter windows are not judged.
+constexpr double kMinClockWindowNs = 20'000;
 
 // >= 2x L2, allocated once per process and zeroed before each cold sample.
 detail::DeviceBuffer& flush_buffer() {
@@ -31,11 +42,14 @@ detail::DeviceBuffer& flush_buffer() {
   return buffer;
 }
 
-// Times work enqueued on one stream: [block] [flush] start-event work stop-event, release, wait.
+// Times work enqueued on one stream: [block] [SM-0 stamp] [flush] start-event work stop-event
+// [SM-0 stamp], release, wait. The stamps bracket the flush too (in cold mode), which lengthens the
+// window the clock is estimated over; they are outside the events.
 class TimedRegion {
  public:
   TimedRegion(CacheMode cache, cudaStream_t stream)
-      : cache_(cache), stream_(stream), flags_(2 * sizeof(int32_t)) {
+      : cache_(cache), stream_(stream), flags_(2 * sizeof(int32_t)), stamps_(4 * sizeof(uint64_t)),
+        sm_count_(current_device().sm_count) {
     if (cache_ == CacheMode::kCold) flush_buffer();
   }
 
@@ -48,6 +62,9 @@ class TimedRegion {
       std::atomic_thread_fence(std::memory_order_seq_cst);
       detail::launch_block_stream(stream_, device_flags, device_flags + 1, kBlockTimeoutNs);
     }
+    auto* stamps = static_cast<uint64_t*>(stamps_.device());
+    std::fill_n(static_cast<volatile uint64_t*>(stamps_.host()), 4, 0);
+    detail::launch_sm0_timestamps(stream_, stamps, sm_count_);
     if (cache_ == CacheMode::kCold) {
       auto& flush = flush_buffer();
       OPBENCH_CUDA_CHECK(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream_));
@@ -55,6 +72,7 @@ class TimedRegion {
     OPBENCH_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
     enqueue();
     OPBENCH_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
+    detail::launch_sm0_timestamps(stream_, stamps + 2, sm_count_);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     host_flags[0] = 1;
     OPBENCH_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
@@ -66,17 +84,31 @@ class TimedRegion {
     }
     float ms = 0;
     OPBENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+    last_clock_mhz_ = clock_from_stamps();
     return static_cast<double>(ms) * 1e-3;
   }
 
   cudaStream_t stream() const { return stream_; }
+  std::optional<double> last_sm_clock_mhz() const { return last_clock_mhz_; }
 
  private:
   CacheMode cache_;
   cudaStream_t stream_;
   detail::MappedHostBuffer flags_;
   detail::CudaEvent start_, stop_;
+  detail::MappedHostBuffer stamps_;   // {ns, cycles} before, {ns, cycles} after
+  int sm_count_;
   bool blocking_ = true;
+  std::optional<double> last_clock_mhz_;
+
+  // Cycles per ns of SM 0 over the window, in MHz; nullopt when a stamp is missing or the window short.
+  std::optional<double> clock_from_stamps() const {
+    auto* s = static_cast<const volatile uint64_t*>(stamps_.host());
+    if (s[0] == 0 || s[2] == 0 || s[2] <= s[0] || s[3] <= s[1]) return std::nullopt;
+    const double window_ns = static_cast<double>(s[2] - s[0]);
+    if (window_ns < kMinClockWindowNs) return std::nullopt;
+    return 1e3 * static_cast<double>(s[3] - s[1]) / window_ns;
+  }
 };
 
 cudaStream_t current_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
@@ -92,6 +124,7 @@ class EventSampler final : public Sampler {
     return region_.seconds(iteration);
   }
   TimerKind kind() const override { return TimerKind::kEvents; }
+  std::optional<double> last_sm_clock_mhz() const override { return region_.last_sm_clock_mhz(); }
 
  private:
   TimedRegion region_;
@@ -108,6 +141,7 @@ class GraphSampler final : public Sampler {
     return region_.seconds([this] { graph_->replay(); }) / batch_;
   }
   TimerKind kind() const override { return TimerKind::kGraph; }
+  std::optional<double> last_sm_clock_mhz() const override { return region_.last_sm_clock_mhz(); }
 
  private:
   void capture(const std::function<void()>& iteration) {
@@ -132,6 +166,39 @@ class GraphSampler final : public Sampler {
   double last_warmup_seconds_ = 0;
 };
 
+#ifdef OPBENCH_HAVE_CUPTI
+// Events and stamps as EventSampler; the sample is the busy time of the activities CUPTI attributes to
+// the iteration's enqueue (a fresh correlation id per enqueue, so a repeated enqueue after a timed-out
+// hold is not counted twice).
+class CuptiSampler final : public Sampler {
+ public:
+  explicit CuptiSampler(CacheMode cache) : activity_(detail::CuptiActivity::instance()), region_(cache, current_stream()) {}
+  void warm_up(const std::function<void()>& iteration) override {
+    iteration();
+    OPBENCH_CUDA_CHECK(cudaStreamSynchronize(region_.stream()));
+  }
+  double time_one(const std::function<void()>& iteration) override {
+    uint64_t id = 0;
+    region_.seconds([&] {
+      id = ++last_id_;
+      activity_.begin(id);
+      iteration();
+      activity_.end();
+    });
+    std::vector<ActivitySpan> spans = activity_.take(id);
+    if (spans.empty()) throw Error("CUPTI recorded no kernel, memcpy or memset for the iteration");
+    return static_cast<double>(busy_ns(spans)) * 1e-9;
+  }
+  TimerKind kind() const override { return TimerKind::kCupti; }
+  std::optional<double> last_sm_clock_mhz() const override { return region_.last_sm_clock_mhz(); }
+
+ private:
+  detail::CuptiActivity& activity_;
+  TimedRegion region_;
+  uint64_t last_id_ = 0;
+};
+#endif
+
 void require_gpu() {
   if (!current_device().is_gpu) throw Error("CUDA timing needs a CUDA device; none was found");
 }
@@ -146,6 +213,31 @@ std::unique_ptr<Sampler> make_event_sampler(CacheMode cache) {
 std::unique_ptr<Sampler> make_graph_sampler(CacheMode cache) {
   require_gpu();
   return std::make_unique<GraphSampler>(cache);
+}
+
+std::string cupti_unavailable_reason() {
+#ifdef OPBENCH_HAVE_CUPTI
+  if (!current_device().is_gpu) return "no CUDA device";
+  return "";
+#else
+  return "this build found no CUPTI (libcupti from the CUDA toolkit)";
+#endif
+}
+
+std::unique_ptr<Sampler> make_cupti_sampler(CacheMode cache) {
+  std::string why = cupti_unavailable_reason();
+  if (!why.empty()) throw Error("the cupti timer is unavailable: " + why);
+#ifdef OPBENCH_HAVE_CUPTI
+  return std::make_unique<CuptiSampler>(cache);
+#else
+  (void)cache;
+  return nullptr;
+#endif
+}
+
+void detail::inject_gpu_delay(double seconds) {
+  require_gpu();
+  detail::launch_spin(current_stream(), static_cast<uint64_t>(seconds * 1e9));
 }
 
 }  // namespace opbench

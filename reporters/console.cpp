@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "opbench/gbench_compat.h"
+#include "run_flags.h"
 
 namespace opbench {
 namespace {
@@ -80,11 +81,11 @@ void CompactConsoleReporter::ReportRuns(const std::vector<Run>& runs) {
       out << line;
       continue;
     }
-    std::snprintf(line, sizeof line, "%-*s %12s %9s %9s %7s %7s %7s\n", name_width_, name.c_str(),
+    std::snprintf(line, sizeof line, "%-*s %12s %9s %9s %7s %7s %7s", name_width_, name.c_str(),
                   time_cell(run, auto_unit_).c_str(), counter(run, "GB/s", "%.1f").c_str(),
                   counter(run, "TFLOP/s", "%.3g").c_str(), counter(run, "%peak", "%.1f").c_str(),
                   counter(run, "%ceiling", "%.1f").c_str(), counter(run, "median_noise_pct", "%.2f%%").c_str());
-    out << line;
+    out << line << run_flags(run) << "\n";
   }
   out.flush();
 }

@@ -1,6 +1,8 @@
 // bench_ops' default console view: one header, then one line per case that fits a terminal —
 // name, median time, GB/s, TFLOP/s, %peak, %ceiling and the median's noise — with skipped cases and
-// their reason on their own line. Formats only what each case put in its run (time and counters).
+// their reason on their own line; a case that lost over 5% of its samples to low clocks ends with
+// THROTTLED(discarded/taken), one slowed by --opbench_inject_slowdown with INJECTED_SLOWDOWN (run_flags.h).
+// Formats only what each case put in its run (time and counters).
 // Google Benchmark's full table (every counter, its CPU column) is --opbench_console=full.
 #pragma once
 #include <benchmark/benchmark.h>

@@ -8,6 +8,7 @@
 #include "opbench/gbench_compat.h"
 #include "opbench/timer.h"
 #include "outputs.h"
+#include "run_flags.h"
 #include "summary.h"
 
 namespace opbench {
@@ -90,6 +91,7 @@ void ExperimentReporter::add_run(const CaseInfo& info, const Run& run) {
       const char* counter = metric_counter(experiment.metric);
       auto it = counter ? run.counters.find(counter) : run.counters.end();
       if (it != run.counters.end()) group.counted[info.name()].push_back(it->second.value);
+      if (run_throttled(run)) group.throttled.insert(info.name());
     }
   }
 }
@@ -145,6 +147,8 @@ ExperimentRow ExperimentReporter::make_row(const Group& group) const {
   else
     row.status = (lower_is_better ? *row.actual <= *row.target : *row.actual >= *row.target) ? "meets target"
                  : lower_is_better ? "above target" : "below target";
+  if (!group.throttled.empty())
+    row.status += "; THROTTLED: " + std::to_string(group.throttled.size()) + " case(s) lost samples to low clocks";
   return row;
 }
 

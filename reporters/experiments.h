@@ -25,7 +25,7 @@ namespace opbench {
 struct RunInfo {
   DeviceInfo device;
   std::string torch_version, cuda_version, opbench_sha;
-  std::string timer, cache;        // "events"/"graph"/"host", "cold"/"warm"/"none"
+  std::string timer, cache;        // "events"/"graph"/"cupti"/"host", "cold"/"warm"/"none"
   std::string host_cpu;            // CPU model of the host
   double host_memory_gb = 0;
   std::string run_id;              // 12 hex digits, new for every bench_ops run: tells appended runs apart
@@ -66,7 +66,7 @@ class ExperimentReporter : public benchmark::BenchmarkReporter {
     std::map<std::string, std::vector<double>> seconds;   // case name -> per-repetition medians (s)
     std::map<std::string, std::vector<double>> counted;   // case name -> the metric's counter per repetition
     std::vector<std::string> failed;
-    std::set<std::string> expected, reported;
+    std::set<std::string> expected, reported, throttled;
     bool written = false;
   };
   Group& group_for(const Experiment& experiment, const CaseInfo& info);

@@ -30,11 +30,21 @@ namespace opbench {
 std::string dtype_name(c10::ScalarType type);               // bf16 fp16 fp32 fp64 int8 ...
 std::string shape_name(const std::vector<int64_t>& dims);   // {4096, 8192} -> "4096x8192"
 
+// --opbench_inject_slowdown: the gate's self-test makes selected cases slower on purpose. Each such
+// case is timed once as it is, then timed again with a delay of `fraction` x that median added to every
+// iteration (a spinning kernel on the GPU, a busy wait on the host); the label and counters say so.
+struct InjectedSlowdown {
+  double fraction = 0;   // 0.05: 5%
+  std::string pattern;   // a regular expression searched in the case name; empty: every case
+};
+
 // Run-wide measurement settings from the command line (see bench_ops --help).
 struct RunOptions {
   CacheMode cache = CacheMode::kCold;
-  TimerKind gpu_timer = TimerKind::kEvents;   // kEvents or kGraph
+  TimerKind gpu_timer = TimerKind::kEvents;   // kEvents, kGraph or kCupti
   StoppingRule rule;
+  double throttle_threshold = 0.75;           // of the rated SM clock (ThrottleRule); 0: off
+  std::optional<InjectedSlowdown> inject;
   std::string time_unit = "us";               // the unit of Google Benchmark's time column: ns us ms s
   std::optional<int64_t> model_layers;        // --opbench_model_layers: layer count of the model families
 };
@@ -88,6 +98,10 @@ struct TimingRequest {
   std::string note;                 // appended to the case label (e.g. which kernels ran)
 };
 
+// A case whose discarded (throttled) samples exceed this share of all it took is flagged: label,
+// summary, compare and gate say so.
+inline constexpr double kThrottledShareFlag = 0.05;
+
 // Cases whose backend cannot run here are skipped with a message starting with kUnavailablePrefix;
 // such skips do not make bench_ops exit non-zero, other skips do.
 inline constexpr const char* kUnavailablePrefix = "unavailable: ";
@@ -104,8 +118,11 @@ class CaseContext {
 
   // Times `iteration` under the stopping rule, hands the median to Google Benchmark as manual time and
   // sets the counters: figures_of(work) (work.h), "samples", "noise_pct" (sample spread),
-  // "median_noise_pct" (the stopping rule's), "converged" (0/1), and a label
-  // "timer=<kind> cache=<cold|warm>". A Ceiling case records its figure in the run's ceilings.
+  // "median_noise_pct" (the stopping rule's), "converged" (0/1), on a GPU "throttled_samples" (discarded)
+  // and, where readable, "sm_clock_mhz" (median over the kept samples, from GPU timestamps) and NVML's
+  // "nvml_sm_clock_mhz", "power_w", "temperature_c" after the samples; and a label
+  // "timer=<kind> cache=<cold|warm>" (+ "THROTTLED ..." when over kThrottledShareFlag of the samples were
+  // discarded). A Ceiling case records its figure in the run's ceilings.
   // REQUIRES: called once per case body (it runs Google Benchmark's loop). `work` defaults to info().work.
   void time(const std::function<void()>& iteration, const TimingRequest& request = {});
   void time(const std::function<void()>& iteration, const Work& work, const TimingRequest& request = {});

@@ -28,6 +28,8 @@ struct DeviceInfo {
   int sm_count = 0;           // 0 on CPU
   int compute_capability = 0; // major*10 + minor; 0 on CPU
   int64_t l2_bytes = 0;       // 0 on CPU
+  double rated_sm_clock_mhz = 0;   // the SM clock the device is rated for (cudaDevAttrClockRate); 0 on CPU
+  std::string pci_bus_id;     // "0000:1b:00.0" (matches NVML's device to CUDA's); empty on CPU
   int64_t memory_bytes = 0;   // GPU memory, or host memory on CPU
   int cpu_count = 0;          // logical CPUs of the host
   std::optional<DatasheetPeaks> peaks;

@@ -1,9 +1,11 @@
 // How one benchmark case is timed. A Sampler times one iteration (CUDA events on the current stream,
-// a CUDA graph replay, or the host clock on CPU); measure() repeats it under the stopping rule and
-// returns the samples' median and noise. Times are seconds unless a name says otherwise.
+// a CUDA graph replay, the iteration's kernels from CUPTI activity records, or the host clock on CPU);
+// measure() repeats it under the stopping rule, discards samples taken while the GPU throttled, and
+// returns the kept samples' median and noise. Times are seconds unless a name says otherwise.
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,9 +39,21 @@ double median_noise(const std::vector<double>& samples);
 bool rule_satisfied(const std::vector<double>& samples, double elapsed_seconds,
                     const StoppingRule& rule);
 
+// Throttle detection: a sample whose SM clock (estimated from GPU timestamps around it, as nvbench
+// does) is below `threshold` x `expected_sm_clock_mhz` is discarded and counted, and sampling pauses
+// `recovery_seconds` before the next one. Samplers that cannot read the clock (host) are never judged.
+struct ThrottleRule {
+  double expected_sm_clock_mhz = 0;   // the device's rated (boost) SM clock; 0: no check
+  double threshold = 0.75;            // nvbench's default; 0 turns discarding off
+  double recovery_seconds = 0.05;
+  bool throttled(double sm_clock_mhz) const {
+    return expected_sm_clock_mhz > 0 && sm_clock_mhz < threshold * expected_sm_clock_mhz;
+  }
+};
+
 enum class CacheMode { kCold, kWarm };   // cold: L2 flushed before every timed iteration
-enum class TimerKind { kHost, kEvents, kGraph };
-const char* timer_kind_name(TimerKind kind);   // "host", "events", "graph"
+enum class TimerKind { kHost, kEvents, kGraph, kCupti };
+const char* timer_kind_name(TimerKind kind);   // "host", "events", "graph", "cupti"
 
 struct Measurement {
   std::vector<double> samples;   // seconds per iteration, in the order taken
@@ -48,6 +62,8 @@ struct Measurement {
   double median_noise = 0;       // median_noise(samples): what the stopping rule looks at
   bool converged = false;        // stopped by the noise rule, not by a cap
   TimerKind timer = TimerKind::kHost;
+  int throttled_samples = 0;     // discarded by the ThrottleRule (not in `samples`)
+  std::vector<double> sm_clock_mhz;   // per kept sample, where the sampler estimates it
 };
 
 // Times one iteration of `iteration` and returns seconds. Implementations own their resources
@@ -58,6 +74,9 @@ class Sampler {
   virtual void warm_up(const std::function<void()>& iteration) { iteration(); }
   virtual double time_one(const std::function<void()>& iteration) = 0;
   virtual TimerKind kind() const = 0;
+  // The SM clock while the last time_one ran (MHz), from GPU timestamps before and after it;
+  // nullopt where the sampler cannot tell (host) or the window was too short to resolve it.
+  virtual std::optional<double> last_sm_clock_mhz() const { return std::nullopt; }
 };
 
 std::unique_ptr<Sampler> make_host_sampler();
@@ -70,8 +89,26 @@ std::unique_ptr<Sampler> make_event_sampler(CacheMode cache);
 // flushes L2 before each replay only (inside a batch, iterations run back to back).
 // REQUIRES: as make_event_sampler, and an iteration that is capturable (no host sync inside).
 std::unique_ptr<Sampler> make_graph_sampler(CacheMode cache);
+// Kernel-only time from CUPTI activity records: a sample is the GPU busy time of the kernels, memcpys
+// and memsets the iteration launched (activity_span.h: the union of their [start, end) spans, so serial
+// kernels add up as ncu's gpu__time_duration does and launch gaps between them are not counted). The
+// stream is held and flushed as with events; the flush and the hold are not the iteration's activities.
+// REQUIRES: as make_event_sampler, CUPTI (cupti_unavailable_reason() empty), and no other CUPTI client
+// in the process (the profiler of --opbench_trace).
+std::unique_ptr<Sampler> make_cupti_sampler(CacheMode cache);
+// Empty when this build and machine can run the cupti timer, else why not (one line).
+std::string cupti_unavailable_reason();
+
+// Samples until `rule` says stop. Samples the throttle rule rejects are not kept (Measurement::
+// throttled_samples counts them); if none is kept before the rule's caps, throws opbench::Error.
+// Adds `seconds` to an iteration on `timer`: a kernel spinning on the current stream (GPU timers) or
+// a busy wait (host). Only --opbench_inject_slowdown (the gate's self-test) calls it.
+void inject_delay(TimerKind timer, double seconds);
+namespace detail {
+void inject_gpu_delay(double seconds);   // the GPU half of inject_delay (timer_cuda.cpp)
+}  // namespace detail
 
 Measurement measure(Sampler& sampler, const std::function<void()>& iteration,
-                    const StoppingRule& rule);
+                    const StoppingRule& rule, const ThrottleRule& throttle = {});
 
 }  // namespace opbench

@@ -2,13 +2,20 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#ifdef OPBENCH_HAVE_CUDA
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#endif
+
 #include <chrono>
+#include <iostream>
 #include <thread>
 
 #include "opbench/cases.h"
 #include "opbench/check.h"
 #include "opbench/device.h"
 #include "opbench/reference.h"
+#include "opbench/telemetry.h"
 #include "opbench/timer.h"
 
 namespace opbench {
@@ -86,6 +93,98 @@ TEST_F(Gpu, GraphAndEventTimersAgreeOnALargeCopy) {
   EXPECT_GT(g.median / e.median, 0.8);
   EXPECT_LT(g.median / e.median, 1.25);
   EXPECT_TRUE(at::equal(dst, src));
+}
+
+StoppingRule short_rule() {
+  StoppingRule rule;
+  rule.max_seconds = 0.5;
+  return rule;
+}
+
+// A kernel that spins 100 us: cupti reads its duration (no launch processing, no flush), events a
+// little more; both within a few percent.
+TEST_F(Gpu, CuptiTimesTheIterationsKernelsAlone) {
+  if (!cupti_unavailable_reason().empty()) GTEST_SKIP() << cupti_unavailable_reason();
+  auto spin = [] { inject_delay(TimerKind::kEvents, 100e-6); };
+  auto cupti = make_cupti_sampler(CacheMode::kCold);
+  auto events = make_event_sampler(CacheMode::kCold);
+  Measurement c = measure(*cupti, spin, short_rule());
+  Measurement e = measure(*events, spin, short_rule());
+  EXPECT_EQ(c.timer, TimerKind::kCupti);
+  EXPECT_NEAR(c.median, 100e-6, 2e-6) << "the 2x-L2 flush before each sample must not be counted";
+  EXPECT_GE(e.median, c.median);
+  EXPECT_LT(e.median, c.median + 10e-6);
+}
+
+// Two kernels with a 2 ms host pause between them: busy time is their sum, not the span.
+TEST_F(Gpu, CuptiCountsKernelsNotTheGapsBetweenThem) {
+  if (!cupti_unavailable_reason().empty()) GTEST_SKIP() << cupti_unavailable_reason();
+  auto cupti = make_cupti_sampler(CacheMode::kWarm);
+  StoppingRule rule = short_rule();
+  rule.max_samples = 20;
+  Measurement m = measure(*cupti, [] {
+    inject_delay(TimerKind::kEvents, 30e-6);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    inject_delay(TimerKind::kEvents, 30e-6);
+  }, rule);
+  EXPECT_NEAR(m.median, 60e-6, 2e-6);
+}
+
+#ifdef OPBENCH_HAVE_CUDA
+// memcpy activities are the iteration's too: a 256 MiB device copy reads the same under cupti and events.
+TEST_F(Gpu, CuptiCountsMemcpys) {
+  if (!cupti_unavailable_reason().empty()) GTEST_SKIP() << cupti_unavailable_reason();
+  at::Tensor src = at::rand({64 << 20}, cuda_floats());
+  at::Tensor dst = at::empty_like(src);
+  auto copy = [&] {
+    OPBENCH_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), src.nbytes(), cudaMemcpyDeviceToDevice,
+                                       c10::cuda::getCurrentCUDAStream().stream()));
+  };
+  auto cupti = make_cupti_sampler(CacheMode::kCold);
+  auto events = make_event_sampler(CacheMode::kCold);
+  double c = measure(*cupti, copy, short_rule()).median, e = measure(*events, copy, short_rule()).median;
+  EXPECT_GT(c / e, 0.95);
+  EXPECT_LE(c / e, 1.01);
+  EXPECT_TRUE(at::equal(dst, src));
+}
+
+#endif
+
+// The clock of every sample is estimated from SM 0's cycle counter against globaltimer: near the rated
+// clock on an idle, unthrottled GPU; a threshold above 1 makes every sample "throttled" (a forced low
+// reading on real hardware), and the case fails instead of reporting a time.
+TEST_F(Gpu, SampleClocksAreReadAndAForcedThrottleDiscardsEverySample) {
+  const DeviceInfo& d = current_device();
+  ASSERT_GT(d.rated_sm_clock_mhz, 500);
+  at::Tensor x = at::rand({16 << 20}, cuda_floats());
+  auto iteration = [&] { x.mul_(1.0001); };
+  auto events = make_event_sampler(CacheMode::kCold);
+  ThrottleRule rule;
+  rule.expected_sm_clock_mhz = d.rated_sm_clock_mhz;
+  Measurement m = measure(*events, iteration, short_rule(), rule);
+  ASSERT_EQ(m.sm_clock_mhz.size(), m.samples.size());
+  const double clock = median_of(m.sm_clock_mhz);
+  std::cerr << "rated " << d.rated_sm_clock_mhz << " MHz, estimated " << clock << " MHz, "
+            << m.throttled_samples << " throttled of " << m.samples.size() + m.throttled_samples << "\n";
+  EXPECT_GT(clock, 0.5 * d.rated_sm_clock_mhz);
+  EXPECT_LT(clock, 1.05 * d.rated_sm_clock_mhz);
+  rule.threshold = 1.5;
+  rule.recovery_seconds = 0;
+  StoppingRule capped = short_rule();
+  capped.max_samples = 30;
+  EXPECT_THROW(measure(*events, iteration, capped, rule), Error);
+}
+
+TEST_F(Gpu, NvmlReadsThisDevicesClockAndPower) {
+  Nvml& nvml = Nvml::instance();
+  if (!nvml.unavailable_reason().empty()) GTEST_SKIP() << nvml.unavailable_reason();
+  GpuTelemetry t = nvml.read(current_device().pci_bus_id);
+  ASSERT_TRUE(t.sm_clock_mhz.has_value()) << "NVML found no device at " << current_device().pci_bus_id;
+  EXPECT_GT(*t.sm_clock_mhz, 100);
+  EXPECT_LT(*t.sm_clock_mhz, 4000);
+  ASSERT_TRUE(t.power_w.has_value());
+  EXPECT_GT(*t.power_w, 10);
+  EXPECT_LT(*t.power_w, 2000);
 }
 
 TEST_F(Gpu, ReferenceCheckCatchesAWrongResult) {

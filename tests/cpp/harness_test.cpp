@@ -4,13 +4,17 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <thread>
 
 #include "forwarding.h"
 #include "opbench/cases.h"
 #include "opbench/check.h"
 #include "cli.h"
+#include "opbench/activity_span.h"
 #include "opbench/device.h"
+#include "opbench/telemetry.h"
 #include "opbench/timer.h"
 #include "opbench/trace.h"
 #include "opbench/work.h"
@@ -276,6 +280,141 @@ TEST(Stopping, OneOutlierDoesNotPreventConvergence) {
   EXPECT_TRUE(m.converged);
   EXPECT_EQ(m.samples.size(), 10u);
   EXPECT_DOUBLE_EQ(m.median, 1e-3);
+}
+
+// A sampler whose clock readings are scripted too: the synthetic clock source of the throttle tests.
+class ClockedSampler final : public Sampler {
+ public:
+  ClockedSampler(std::function<double(int)> seconds, std::function<std::optional<double>(int)> clock)
+      : seconds_(std::move(seconds)), clock_(std::move(clock)) {}
+  double time_one(const std::function<void()>& iteration) override {
+    iteration();
+    last_ = calls_;
+    return seconds_(calls_++);
+  }
+  TimerKind kind() const override { return TimerKind::kEvents; }
+  std::optional<double> last_sm_clock_mhz() const override { return clock_(last_); }
+
+ private:
+  std::function<double(int)> seconds_;
+  std::function<std::optional<double>(int)> clock_;
+  int calls_ = 0, last_ = 0;
+};
+
+ThrottleRule rated_1980(double threshold = 0.75) {
+  ThrottleRule rule;
+  rule.expected_sm_clock_mhz = 1980;
+  rule.threshold = threshold;
+  rule.recovery_seconds = 0;
+  return rule;
+}
+
+// Every third sample runs at 900 MHz and takes twice as long: those are dropped and counted, and the
+// median is that of the full-clock samples.
+TEST(Throttle, SamplesBelowTheThresholdAreDiscardedAndCounted) {
+  ClockedSampler sampler([](int i) { return i % 3 == 2 ? 2e-3 : 1e-3; },
+                         [](int i) -> std::optional<double> { return i % 3 == 2 ? 900.0 : 1980.0; });
+  Measurement m = measure(sampler, [] {}, StoppingRule{}, rated_1980());
+  EXPECT_EQ(m.samples.size(), 10u);
+  EXPECT_GE(m.throttled_samples, 4);
+  EXPECT_DOUBLE_EQ(m.median, 1e-3);
+  for (double s : m.samples) EXPECT_DOUBLE_EQ(s, 1e-3);
+  ASSERT_EQ(m.sm_clock_mhz.size(), m.samples.size());
+  for (double mhz : m.sm_clock_mhz) EXPECT_EQ(mhz, 1980.0);
+}
+
+TEST(Throttle, AClockJustAboveTheThresholdIsKeptAndZeroThresholdKeepsEverything) {
+  ClockedSampler above([](int) { return 1e-3; }, [](int) -> std::optional<double> { return 0.76 * 1980; });
+  EXPECT_EQ(measure(above, [] {}, StoppingRule{}, rated_1980()).throttled_samples, 0);
+  ClockedSampler slow([](int) { return 1e-3; }, [](int) -> std::optional<double> { return 100.0; });
+  Measurement kept = measure(slow, [] {}, StoppingRule{}, rated_1980(0));
+  EXPECT_EQ(kept.throttled_samples, 0);
+  EXPECT_EQ(kept.samples.size(), 10u);
+}
+
+TEST(Throttle, SamplersWithoutAClockAreNeverJudged) {
+  ClockedSampler blind([](int) { return 1e-3; }, [](int) -> std::optional<double> { return std::nullopt; });
+  Measurement m = measure(blind, [] {}, StoppingRule{}, rated_1980());
+  EXPECT_EQ(m.throttled_samples, 0);
+  EXPECT_TRUE(m.sm_clock_mhz.empty());
+}
+
+TEST(Throttle, ACaseWhoseEverySampleThrottlesFailsWithTheClocksNamed) {
+  ClockedSampler stuck([](int) { return 1e-3; }, [](int) -> std::optional<double> { return 600.0; });
+  StoppingRule rule;
+  rule.max_samples = 50;
+  try {
+    measure(stuck, [] {}, rule, rated_1980());
+    FAIL() << "a case with no kept sample must not report a time";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("every sample (50)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1485 MHz"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Throttle, NvmlReasonBitsAreNamedAndIdleIsNotASlowdown) {
+  EXPECT_TRUE(slowdown_reason_names(0x1 | 0x2).empty());
+  EXPECT_EQ(slowdown_reason_names(0x4), std::vector<std::string>{"sw_power_cap"});
+  EXPECT_EQ(slowdown_reason_names(0x40 | 0x1), std::vector<std::string>{"hw_thermal"});
+  EXPECT_EQ(slowdown_reason_names(uint64_t{1} << 40), std::vector<std::string>{"bit40"});
+}
+
+TEST(Throttle, WithoutTheDriverNvmlSaysWhyAndReadsNothing) {
+  Nvml& nvml = Nvml::instance();
+  if (nvml.unavailable_reason().empty()) GTEST_SKIP() << "NVML is present here (a GPU machine)";
+  EXPECT_NE(nvml.unavailable_reason().find("libnvidia-ml"), std::string::npos);
+  GpuTelemetry t = nvml.read("0000:00:00.0");
+  EXPECT_FALSE(t.sm_clock_mhz || t.power_w || t.temperature_c || t.clock_reasons);
+}
+
+// The cupti timer's arithmetic: busy time is the union of the spans.
+TEST(Cupti, BusyTimeAddsSerialKernelsAndCountsOverlapOnce) {
+  EXPECT_EQ(busy_ns({}), 0u);
+  EXPECT_EQ(busy_ns({{100, 150}, {200, 260}}), 110u);            // a 50 ns launch gap is not counted
+  EXPECT_EQ(busy_ns({{200, 260}, {100, 150}}), 110u);            // any order
+  EXPECT_EQ(busy_ns({{100, 200}, {150, 250}}), 150u);            // two streams overlapping
+  EXPECT_EQ(busy_ns({{100, 400}, {150, 250}, {300, 350}}), 300u); // nested
+  EXPECT_EQ(busy_ns({{100, 100}, {100, 130}}), 30u);
+}
+
+// Only activities launched by calls tagged with the sample's id count: the stream hold and the L2
+// flush (enqueued before the tag) are never part of the sample, nor are another sample's.
+TEST(Cupti, OnlyActivitiesOfTheSamplesCallsCount) {
+  ActivityLog log;
+  log.add_activity(10, {0, 1000});       // the flush memset, its call untagged
+  log.add_correlation(11, 7);            // the iteration's two kernel launches, tagged 7
+  log.add_correlation(12, 7);
+  log.add_activity(12, {2000, 2300});    // records may come before or after their correlation
+  log.add_activity(11, {1500, 1900});
+  log.add_correlation(13, 6);            // a call of an earlier sample
+  log.add_activity(13, {100, 200});
+  std::vector<ActivitySpan> mine = log.take(7);
+  ASSERT_EQ(mine.size(), 2u);
+  EXPECT_EQ(busy_ns(mine), 700u);
+  EXPECT_EQ(log.pending(), 0u);
+  EXPECT_TRUE(log.take(7).empty());
+}
+
+TEST(Cli, TimerThrottleAndInjectionFlags) {
+  CliOptions cli = parse_cli({"bench_ops", "--opbench_timer=cupti", "--opbench_throttle_threshold=0.8",
+                              "--opbench_inject_slowdown=5:^Gemv/bf16/"});
+  EXPECT_EQ(cli.run.gpu_timer, TimerKind::kCupti);
+  EXPECT_DOUBLE_EQ(cli.run.throttle_threshold, 0.8);
+  ASSERT_TRUE(cli.run.inject.has_value());
+  EXPECT_DOUBLE_EQ(cli.run.inject->fraction, 0.05);
+  EXPECT_EQ(cli.run.inject->pattern, "^Gemv/bf16/");
+  EXPECT_FALSE(parse_cli({"bench_ops"}).run.inject.has_value());   // never on by default
+  EXPECT_EQ(parse_cli({"bench_ops", "--opbench_inject_slowdown=10"}).run.inject->pattern, "");
+  EXPECT_THROW(parse_cli({"bench_ops", "--opbench_inject_slowdown=5:(["}), std::invalid_argument);
+  EXPECT_THROW(parse_cli({"bench_ops", "--opbench_inject_slowdown=lots"}), std::invalid_argument);
+  EXPECT_THROW(parse_cli({"bench_ops", "--opbench_timer=ncu"}), std::invalid_argument);
+  EXPECT_THROW(parse_cli({"bench_ops", "--opbench_timer=cupti", "--opbench_trace=t"}), std::invalid_argument);
+}
+
+TEST(HostTimer, InjectedDelayBusyWaitsOnTheHost) {
+  auto start = std::chrono::steady_clock::now();
+  inject_delay(TimerKind::kHost, 2e-3);
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2e-3);
 }
 
 TEST(HostTimer, MeasuresWallTimeOfTheIteration) {

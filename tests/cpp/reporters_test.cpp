@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "console.h"
 #include "experiments.h"
 #include "forwarding.h"
 #include "opbench/family.h"
@@ -168,6 +169,28 @@ TEST_F(Reporters, RowsCarryTheArithmetic) {
   EXPECT_NEAR(*rows[2].actual, (98.9 + 296.7) / 2 / 989, 1e-12);   // achieved / peak, not the seed's formula
   EXPECT_NEAR(*rows[2].pct_of_ceiling, 100 * (98.9 + 296.7) / 2 / 800, 1e-9);
   EXPECT_EQ(rows[2].status, "below target");
+}
+
+// A case that lost over 5% of its samples to low clocks is flagged on its console line and in its row;
+// one that lost fewer is not.
+TEST_F(Reporters, ThrottledCasesAreFlaggedInTheConsoleAndTheirRows) {
+  BRun hot = case_run("LayerNorm/bf16/4096x1024/aten", 1800), fine = case_run("LayerNorm/bf16/4096x4096/aten", 2200);
+  hot.counters["samples"] = 100;
+  hot.counters["throttled_samples"] = 20;
+  fine.counters["samples"] = 100;
+  fine.counters["throttled_samples"] = 5;
+  std::ostringstream console;
+  CompactConsoleReporter compact("title", true);
+  compact.SetOutputStream(&console);
+  compact.SetErrorStream(&console);
+  compact.ReportRuns({hot, fine});
+  EXPECT_NE(console.str().find("THROTTLED(20/120)"), std::string::npos) << console.str();
+  EXPECT_EQ(console.str().find("THROTTLED(5/105)"), std::string::npos) << console.str();
+  ExperimentReporter reporter(h200_run(), h200_info(), load_targets((dir_ / "targets").string()), std::nullopt,
+                              {}, nullptr);
+  reporter.ReportRuns({hot});
+  reporter.ReportRuns({fine});
+  EXPECT_EQ(reporter.rows()[0].status, "meets target; THROTTLED: 1 case(s) lost samples to low clocks");
 }
 
 TEST_F(Reporters, SeedHeaderIsRepairedAndRowsAppend) {
