@@ -13,13 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from opbench_results import InputError, higher_is_better, load_run, merge_runs  # noqa: E402
+from opbench_runs import Process, benchmark_command, run_processes  # noqa: E402
 from opbench_stats import (DEFAULT_ALPHA, DEFAULT_THRESHOLD, NOISE_Z, CaseResult, Comparison,  # noqa: E402
                            as_dict, compare_runs)
 
@@ -118,8 +117,15 @@ def render_console(comp: Comparison, colour: bool) -> str:
     lines += [line(r, r[-1]) for r in rows]
     lines.append(summary_line(comp))
     lines += [f"note: {c.name}: {c.note}" for c in comp.cases if c.note]
+    lines += [f"THROTTLED: {c.name}: {throttle_text(c)}" for c in comp.cases if c.throttled]
     lines += [f"warning: {w}" for w in comp.warnings]
     return "\n".join(lines) + "\n"
+
+
+def throttle_text(c: CaseResult) -> str:
+    """Which side's repetitions lost samples to low GPU clocks (bench_ops discarded them)."""
+    return ", ".join(f"{n} {side} repetition(s)" for side, n in c.throttled.items()) + \
+        " discarded over 5% of their samples as throttled: the GPU ran below its clock threshold"
 
 
 def md_escape(text: str) -> str:
@@ -147,6 +153,7 @@ def render_markdown(comp: Comparison, title: str = "opbench compare") -> str:
         out += [f"<details><summary>{len(same)} unchanged case(s)</summary>", ""]
         out += table + [md_row(r) for r in same] + ["", "</details>", ""]
     out += [f"- note: `{md_escape(c.name)}`: {md_escape(c.note)}" for c in comp.cases if c.note]
+    out += [f"- 🌡️ THROTTLED `{md_escape(c.name)}`: {throttle_text(c)}" for c in comp.cases if c.throttled]
     out += [f"- ⚠️ {md_escape(w)}" for w in comp.warnings]
     return "\n".join(out).rstrip() + "\n"
 
@@ -197,9 +204,15 @@ def run_binaries(old_bin: str, new_bin: str, args) -> tuple:
     os.makedirs(out_dir, exist_ok=True)
     print(f"[compare] writing runs to {out_dir}", file=sys.stderr)
     runs: dict = {"old": [], "new": []}
+    processes = []
     for i in range(args.repetitions):
         for side, binary in (("old", old_bin), ("new", new_bin)):
-            runs[side].append(_run_one(binary, side, i, out_dir, args))
+            out = os.path.join(out_dir, f"{side}-{i}.json")
+            runs[side].append(out)
+            processes.append(Process(f"{side} {i + 1}/{args.repetitions}",
+                                     benchmark_command(binary, args.filter, out, args.bench_arg), out,
+                                     os.path.join(out_dir, f"{side}-{i}.log")))
+    run_processes(processes, args.jobs, os.path.join(out_dir, "gpu.lock"))
     merged = []
     for side in ("old", "new"):
         path = os.path.join(out_dir, f"{side}.json")
@@ -207,24 +220,6 @@ def run_binaries(old_bin: str, new_bin: str, args) -> tuple:
         merged.append(path)
     print(f"[compare] merged: {merged[0]} {merged[1]}", file=sys.stderr)
     return merged[0], merged[1]
-
-
-def _run_one(binary: str, side: str, i: int, out_dir: str, args) -> str:
-    out = os.path.join(out_dir, f"{side}-{i}.json")
-    cmd = [binary, f"--benchmark_filter={args.filter}", "--benchmark_repetitions=1",
-           f"--benchmark_out={out}", "--benchmark_out_format=json"]
-    for extra in args.bench_arg:
-        cmd += shlex.split(extra)
-    print(f"[compare] {side} {i + 1}/{args.repetitions}: {shlex.join(cmd)}", file=sys.stderr)
-    log = os.path.join(out_dir, f"{side}-{i}.log")
-    try:
-        with open(log, "w", encoding="utf-8") as f:
-            rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False).returncode
-    except OSError as e:
-        raise InputError(f"{binary}: cannot run: {e.strerror}") from None
-    if rc != 0 or not os.path.exists(out):
-        raise InputError(f"{binary}: exited with status {rc} (log: {log})")
-    return out
 
 
 # ---------------------------------------------------------------- main
@@ -262,9 +257,12 @@ both sides, e.g. instructions) need no test. Full description: docs/compare_and_
     g.add_argument("--out-dir", help="folder for the runs' JSON (default: a new temporary folder)")
     g.add_argument("--bench-arg", action="append", default=[], metavar="ARGS",
                    help="extra arguments for both binaries (repeatable), e.g. --bench-arg=--opbench_cache=warm")
+    g.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="processes started at a time (default 1); with N > 1 bench_ops processes measure one "
+                        "at a time under --opbench_gpu_lock while the others start up (bench_ops binaries only)")
     args = p.parse_args(argv)
-    if not 0 < args.alpha < 1 or args.threshold < 0 or args.repetitions < 1:
-        p.error("need 0 < alpha < 1, threshold >= 0, repetitions >= 1")
+    if not 0 < args.alpha < 1 or args.threshold < 0 or args.repetitions < 1 or args.jobs < 1:
+        p.error("need 0 < alpha < 1, threshold >= 0, repetitions >= 1, jobs >= 1")
     return args
 
 

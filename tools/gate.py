@@ -21,14 +21,14 @@ import sys
 from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import fmt_change, fmt_p, fmt_value  # noqa: E402
+from compare import fmt_change, fmt_p, fmt_value, throttle_text  # noqa: E402
 from opbench_results import InputError, load_run, parse_json_file  # noqa: E402
 from opbench_stats import NOISE_Z, RERUN_ADVICE, CaseResult, compare_runs  # noqa: E402
 
 DEFAULT_POLICY_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "perf-policy.json")
 DEFAULTS = {"metric": "real_time", "alpha": 0.05, "min_repetitions": 9, "max_slowdown_pct": 3.0,
-            "target_tolerance_pct": 5.0, "fail_on_missing": False, "rules": [], "allow": []}
-FAILING = ("regression", "failed", "target", "missing")
+            "target_tolerance_pct": 5.0, "fail_on_missing": False, "fail_on_throttled": False, "rules": [], "allow": []}
+FAILING = ("regression", "failed", "target", "missing", "throttled-fail")
 
 
 # ---------------------------------------------------------------- policy
@@ -41,6 +41,7 @@ class Policy:
     max_slowdown_pct: float
     target_tolerance_pct: float
     fail_on_missing: bool
+    fail_on_throttled: bool  # a case whose repetitions lost samples to low clocks fails the gate
     rules: list            # [(compiled regex, max_slowdown_pct)]
     allow: list            # [(index, compiled regex, reason, expires date or None)]
 
@@ -91,13 +92,14 @@ def load_policy(path: str | None) -> Policy:
             lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 2)
     for key in ("max_slowdown_pct", "target_tolerance_pct"):
         _expect(p, key, v[key], "a number >= 0", lambda x: _number(x) and x >= 0)
-    _expect(p, "fail_on_missing", v["fail_on_missing"], "true or false", lambda x: isinstance(x, bool))
+    for key in ("fail_on_missing", "fail_on_throttled"):
+        _expect(p, key, v[key], "true or false", lambda x: isinstance(x, bool))
     for key in ("rules", "allow"):
         _expect(p, key, v[key], "a list", lambda x: isinstance(x, list))
     rules = [_rule(p, i, r) for i, r in enumerate(v["rules"])]
     allow = [_allow(p, i, a) for i, a in enumerate(v["allow"])]
     return Policy(p, v["metric"], v["alpha"], v["min_repetitions"], v["max_slowdown_pct"],
-                  v["target_tolerance_pct"], v["fail_on_missing"], rules, allow)
+                  v["target_tolerance_pct"], v["fail_on_missing"], v["fail_on_throttled"], rules, allow)
 
 
 def read_json_object(path: str) -> dict:
@@ -174,13 +176,18 @@ def check_runs(base: str, new: str, policy: Policy, out: Outcome) -> None:
         finding = case_finding(c, policy.metric)
         if finding:
             out.findings.append(finding)
+        if c.throttled:
+            kind = "throttled-fail" if policy.fail_on_throttled else "throttled"
+            out.findings.append(Finding(kind, c.name, throttle_text(c) + (
+                " (the policy's fail_on_throttled)" if policy.fail_on_throttled
+                else "; its verdict may reflect the machine, not the code")))
     kind = "missing" if policy.fail_on_missing else "removed"
     out.findings += [Finding(kind, n, "in BASE, not in NEW") for n in comp.only_old]
     out.findings += [Finding("added", n, "in NEW only") for n in comp.only_new]
 
 
 def case_finding(c: CaseResult, metric: str) -> Finding | None:
-    """What the gate says about one compared case; None when it is SAME."""
+    """What the gate says about one compared case; None when it is SAME. (Throttling: throttle_finding.)"""
     if c.verdict == "FAILED":
         kind = {("new",): "failed", ("old", "new"): "failed-both"}.get(c.failed, "failed-before")
         return Finding(kind, c.name, c.note)
@@ -285,7 +292,8 @@ def apply_allow(policy: Policy, out: Outcome, today: datetime.date) -> None:
 LABELS = {"regression": "REGRESSION", "failed": "FAILED CASE", "target": "TARGET MISS", "missing": "MISSING",
           "noisy": "noisy", "unsure": "unsure", "faster": "faster", "removed": "removed", "added": "added",
           "failed-both": "fails in both", "failed-before": "fixed", "n/a": "not compared",
-          "allow-expired": "allow expired", "allow-unused": "allow unused"}
+          "allow-expired": "allow expired", "allow-unused": "allow unused", "throttled": "THROTTLED",
+          "throttled-fail": "THROTTLED"}
 
 
 def report_lines(out: Outcome, policy: Policy, min_reps: int) -> list:
@@ -349,7 +357,7 @@ def parse_args(argv: list) -> argparse.Namespace:
 policy (JSON; every key optional):
   {"metric": "real_time", "alpha": 0.05, "min_repetitions": 9, "max_slowdown_pct": 3,
    "rules": [{"pattern": "^Softmax/", "max_slowdown_pct": 8}],       first match wins
-   "target_tolerance_pct": 5, "fail_on_missing": false,
+   "target_tolerance_pct": 5, "fail_on_missing": false, "fail_on_throttled": false,
    "allow": [{"pattern": "^LayerNorm/fp32/", "reason": "PR 42 trades speed for accuracy",
               "expires": "2027-01-31"}]}
 exit status: 0 clean, 1 failure, 2 unusable input. Full description: docs/compare_and_gate.md""")

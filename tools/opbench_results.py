@@ -23,6 +23,9 @@ HIGHER_IS_BETTER = {"GB/s", "TFLOP/s", "%peak", "bytes_per_second", "items_per_s
 DETERMINISTIC = {"instructions"}
 # Counters shown next to the compared metric (the derived throughput of the same measurement).
 DERIVED_COUNTERS = ("GB/s", "TFLOP/s", "%peak", "bytes_per_second", "items_per_second")
+# A repetition whose discarded (throttled) samples exceed this share of all it took is flagged
+# (bench_ops' kThrottledShareFlag): its GPU ran below the throttle threshold of its rated clock.
+THROTTLED_SHARE = 0.05
 # Entry fields that are bookkeeping, not measurements.
 STRUCTURAL = {"family_index", "per_family_instance_index", "repetitions", "repetition_index", "threads",
               "iterations"}
@@ -68,6 +71,11 @@ class Case:
     def has(self, metric: str) -> bool:
         """True when the case measured `metric` (also when some of its values were unusable)."""
         return self.n(metric) > 0 or metric in self.broken
+
+    def throttled_repetitions(self) -> int:
+        """Repetitions in which more than THROTTLED_SHARE of the samples were discarded as throttled."""
+        discarded, kept = self.values.get("throttled_samples", []), self.values.get("samples", [])
+        return sum(1 for d, k in zip(discarded, kept) if d > THROTTLED_SHARE * (d + k))
 
     def metrics(self) -> set:
         found = set(self.values)

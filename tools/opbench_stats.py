@@ -58,6 +58,7 @@ class CaseResult:
     counters: dict = field(default_factory=dict)   # counter -> {"old", "new", "change"} (plain ratio - 1)
     note: str = ""
     failed: tuple = ()                 # the sides ("old", "new") on which the case failed
+    throttled: dict = field(default_factory=dict)   # side -> repetitions flagged THROTTLED (bench_ops)
 
 
 @dataclass
@@ -194,6 +195,8 @@ def compare_case(name: str, old: Case, new: Case, metric: str, alpha: float, thr
         return result
     result.old, result.new = side_of(old, metric), side_of(new, metric)
     result.counters = _counters(old, new, metric)
+    result.throttled = {side: n for side, n in (("old", old.throttled_repetitions()),
+                                                  ("new", new.throttled_repetitions())) if n}
     if result.old is None or result.new is None:
         result.note = f"no {metric!r} in " + ("old" if result.old is None else "new")
         return result

@@ -1,0 +1,84 @@
+"""The gate's self-test (tools/gate_selftest.py) and what it rests on: bench_ops' opt-in slowdown
+injection, compare/gate flagging throttled cases. Runs bench_ops' CPU cases (CI has no GPU)."""
+import json
+import os
+import subprocess
+import sys
+
+TOOLS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+sys.path.insert(0, TOOLS)
+
+import gate  # noqa: E402
+from bench_ops_bin import bench_ops, run_bench_ops  # noqa: E402
+
+CASE = "LayerNorm/bf16/64x1024/aten"
+
+
+def selftest(tmp_path, *extra):
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"min_repetitions": 5}))
+    out = tmp_path / "selftest.json"
+    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "gate_selftest.py"), "--binary", str(bench_ops()),
+                           "--filter", f"^{CASE}$", "--policy", str(policy), "--json", str(out),
+                           "--out-dir", str(tmp_path / "runs"), *extra],
+                          capture_output=True, text=True, timeout=600)
+    return proc, (json.loads(out.read_text()) if out.exists() else None)
+
+
+def test_selftest_counts_false_alarms_and_catches_an_injected_slowdown(tmp_path):
+    proc, result = selftest(tmp_path, "--rounds", "2", "--repetitions", "5", "--slowdown", "100", "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    case = result["cases"][CASE]
+    assert result["aa_rounds_failed"] == 0 and case["aa_rounds"] == 2 and case["aa_slower"] == 0
+    assert case["caught"] == 2 and case["detection_rounds"] == 2
+    assert all(60 < c < 150 for c in case["injected_changes_pct"]), case["injected_changes_pct"]
+    assert 0 < case["smallest_reliable_slowdown_pct"] < 100
+    assert "the gate failed in 0 of 2 rounds" in proc.stdout
+    # 3 base groups and 2 slowed groups of 5 processes, each with its own JSON
+    assert len([f for f in os.listdir(tmp_path / "runs") if f.endswith(".json") and "-" in f]) == 25
+
+
+def test_selftest_refuses_fewer_repetitions_than_the_policy_needs(tmp_path):
+    proc, result = selftest(tmp_path, "--rounds", "1", "--repetitions", "3")
+    assert proc.returncode == 2 and result is None
+    assert "below the policy's min_repetitions (5)" in proc.stderr
+
+
+def test_injection_is_opt_in_named_and_slows_the_selected_case_only(tmp_path):
+    out = tmp_path / "inj.json"
+    proc = run_bench_ops(f"--benchmark_filter=^LayerNorm/bf16/64x", f"--opbench_inject_slowdown=50:64x1024",
+                         f"--benchmark_out={out}", "--benchmark_out_format=json")
+    assert proc.returncode == 0, proc.stderr
+    assert "INJECTING a slowdown of 50% on cases matching 64x1024" in proc.stderr
+    data = json.loads(out.read_text())
+    assert data["context"]["opbench_injected_slowdown"] == "50% on cases matching 64x1024"
+    runs = {b["name"]: b for b in data["benchmarks"]}
+    slowed, other = runs[CASE], runs["LayerNorm/bf16/64x256/aten"]
+    assert "INJECTED_SLOWDOWN=50%" in slowed["label"] and "INJECTED" not in other["label"]
+    delay_us = slowed["injected_delay_us"]
+    assert 0.3 < delay_us / (slowed["real_time"] - delay_us) < 0.8   # ~50% of the case's own time
+    assert "injected_delay_us" not in other
+    plain = tmp_path / "plain.json"
+    run_bench_ops(f"--benchmark_filter=^{CASE}$", f"--benchmark_out={plain}", "--benchmark_out_format=json")
+    assert "opbench_injected_slowdown" not in json.loads(plain.read_text())["context"]
+
+
+def throttled_run(path, throttled):
+    entries = [{"name": CASE, "run_name": CASE, "run_type": "iteration", "repetitions": 9, "repetition_index": i,
+                "iterations": 1, "real_time": 100 + 0.1 * (i % 3), "cpu_time": 1, "time_unit": "us",
+                "samples": 100, "throttled_samples": throttled} for i in range(9)]
+    path.write_text(json.dumps({"context": {}, "benchmarks": entries}))
+    return str(path)
+
+
+def test_gate_names_throttled_cases_and_fails_on_them_only_when_the_policy_says(tmp_path, capsys):
+    base, new = throttled_run(tmp_path / "base.json", 0), throttled_run(tmp_path / "new.json", 30)
+    assert gate.main([base, new]) == 0
+    out = capsys.readouterr().out
+    assert f"note THROTTLED: {CASE}: 9 new repetition(s) discarded over 5% of their samples" in out
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({"fail_on_throttled": True}))
+    assert gate.main(["--policy", str(strict), base, new]) == 1
+    assert f"FAIL THROTTLED: {CASE}" in capsys.readouterr().out
+    calm = throttled_run(tmp_path / "calm.json", 4)   # 4 of 104 discarded: under 5%, not flagged
+    assert gate.main(["--policy", str(strict), base, calm]) == 0
