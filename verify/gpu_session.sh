@@ -2,7 +2,7 @@
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
 #   verify/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
-#                                    models models_py (not in the default list: minutes each)
+#                                    models models_py timers selftest (not in the default list: minutes each)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,6 +75,26 @@ step_models_py() {  # the same models in PyTorch, eager and torch.compile(mode="
   wall python3 verify/model_reference.py --json "$out/models_python.json" --compare "$out/models.json" \
     >"$out/models_python.txt" 2>&1
   tail -20 "$out/models_python.txt" >&2
+}
+TIMER_CASES=(Gemv/bf16/1024/cuda Gemv/bf16/4096/cuda RMSNorm/bf16/4096x4096/cuda LayerNorm/bf16/4096x8192/cuda
+             Gemv/bf16/16384/cuda)
+step_timers() {  # issue 17: cupti, events and graph against ncu's kernel time, 5 own-kernel cases ~5-200 us
+  local filter="^($(IFS='|'; echo "${TIMER_CASES[*]}"))\$"
+  for t in events graph cupti; do
+    wall $bench --benchmark_filter="$filter" --opbench_timer=$t --benchmark_out="$out/timers_$t.json" \
+      --benchmark_out_format=json >"$out/timers_$t.txt" 2>&1
+  done
+  for c in "${TIMER_CASES[@]}"; do   # --launch-skip: past the reference check and the warm-up
+    ncu --clock-control none --metrics gpu__time_duration.sum -k regex:'gemv_vector|vector_kernel' --launch-skip 5 \
+      --launch-count 50 --csv $bench --benchmark_filter="^$c\$" --opbench_max_time=0.3 >"$out/ncu_${c//\//_}.csv" 2>&1
+  done
+  python3 verify/timers_vs_ncu.py "$out" --json "$out/timers_vs_ncu.json" | tee "$out/timers_vs_ncu.md" >&2
+}
+step_selftest() {  # issue 17: the gate's false alarms and detection of an injected 5% slowdown, 20 rounds
+  wall python3 tools/gate_selftest.py --binary $bench --rounds "${SELFTEST_ROUNDS:-20}" --jobs 4 --slowdown 5 \
+    --filter '^(LayerNorm/bf16/4096x8192|RMSNorm/bf16/4096x16384|Gemv/bf16/16384)/cuda$' \
+    --out-dir /tmp/gate_selftest --json "$out/gate_selftest.json" >"$out/gate_selftest.txt" 2>"$out/gate_selftest.log"
+  cat "$out/gate_selftest.txt" >&2
 }
 step_replay() {
   wall $bench --oplog "${OPLOG:-../shared/data/oplogs/BertForMaskedLM_training.txt}" --output "$out/replay_bert.csv" \
