@@ -28,6 +28,8 @@ class DeviceBuffer {
  public:
   explicit DeviceBuffer(size_t bytes) : bytes_(bytes) { OPBENCH_CUDA_CHECK(cudaMalloc(&ptr_, bytes)); }
   ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* get() const { return ptr_; }

@@ -15,7 +15,7 @@
 #include "opbench/activity_span.h"
 
 #include "cuda/block_stream.h"
-#include "cuda/clock_kernels.h"
+#include "cuda/timer_kernels.h"
 #ifdef OPBENCH_HAVE_CUPTI
 #include "cuda/cupti_activity.h"
 #endif
@@ -32,13 +32,15 @@ constexpr int kGraphMaxBatch = 200;
 // A clock estimate needs a window that globaltimer resolves well: shorter windows are not judged.
 constexpr double kMinClockWindowNs = 20'000;
 
-// >= 2x L2, allocated once per process and zeroed before each cold sample.
+// >= 2x L2, allocated once per process (zeroed) and read before each cold sample (launch_read_flush).
 detail::DeviceBuffer& flush_buffer() {
-  static detail::DeviceBuffer buffer([] {
+  static detail::DeviceBuffer buffer = [] {
     auto l2 = static_cast<size_t>(current_device().l2_bytes);
     size_t bytes = std::max<size_t>(2 * l2, size_t{64} << 20);
-    return (bytes + (size_t{1} << 20) - 1) & ~((size_t{1} << 20) - 1);
-  }());
+    detail::DeviceBuffer zeroed((bytes + (size_t{1} << 20) - 1) & ~((size_t{1} << 20) - 1));
+    OPBENCH_CUDA_CHECK(cudaMemset(zeroed.get(), 0, zeroed.bytes()));
+    return zeroed;
+  }();
   return buffer;
 }
 
@@ -49,8 +51,13 @@ class TimedRegion {
  public:
   TimedRegion(CacheMode cache, cudaStream_t stream)
       : cache_(cache), stream_(stream), flags_(2 * sizeof(int32_t)), stamps_(4 * sizeof(uint64_t)),
-        sm_count_(current_device().sm_count) {
-    if (cache_ == CacheMode::kCold) flush_buffer();
+        sink_(sizeof(int)), sm_count_(current_device().sm_count) {
+    // Launch the timer's own kernels once now: with lazy module loading a kernel's first launch loads its
+    // module, which waits for the device -- behind a stream hold, that wait would time the hold out.
+    flush();
+    detail::launch_sm0_timestamps(stream_, static_cast<uint64_t*>(stamps_.device()), sm_count_);
+    detail::launch_spin(stream_, 0);   // the injected delay's kernel, for --opbench_inject_slowdown
+    OPBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   double seconds(const std::function<void()>& enqueue) {
@@ -65,10 +72,7 @@ class TimedRegion {
     auto* stamps = static_cast<uint64_t*>(stamps_.device());
     std::fill_n(static_cast<volatile uint64_t*>(stamps_.host()), 4, 0);
     detail::launch_sm0_timestamps(stream_, stamps, sm_count_);
-    if (cache_ == CacheMode::kCold) {
-      auto& flush = flush_buffer();
-      OPBENCH_CUDA_CHECK(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream_));
-    }
+    flush();
     OPBENCH_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
     enqueue();
     OPBENCH_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
@@ -97,9 +101,16 @@ class TimedRegion {
   detail::MappedHostBuffer flags_;
   detail::CudaEvent start_, stop_;
   detail::MappedHostBuffer stamps_;   // {ns, cycles} before, {ns, cycles} after
+  detail::DeviceBuffer sink_;         // the flush kernel's output (never written in practice)
   int sm_count_;
   bool blocking_ = true;
   std::optional<double> last_clock_mhz_;
+
+  void flush() {
+    if (cache_ != CacheMode::kCold) return;
+    auto& buffer = flush_buffer();
+    detail::launch_read_flush(stream_, buffer.get(), buffer.bytes(), static_cast<int*>(sink_.get()), sm_count_);
+  }
 
   // Cycles per ns of SM 0 over the window, in MHz; nullopt when a stamp is missing or the window short.
   std::optional<double> clock_from_stamps() const {

@@ -4,7 +4,7 @@
 gpt-fast's micro-benchmark functions (layer_norm, rms_norm as Llama writes it, gemv and gather_gemv in
 bf16 and int8), each run eager and compiled with torch.compile(dynamic=False) and
 torch._inductor.config.coordinate_descent_tuning = True (gpt-fast's settings), timed with
-eager_reference's method: the stream held, the same cudaMemsetAsync flush of 2x L2, events, median.
+eager_reference's method: the stream held, the same read flush of 2x L2, events, median.
 
   compile_reference.py --json out.json [--compare bench_ops.json] [--dims 1024,4096,8192,16384]
 

@@ -2,9 +2,9 @@
 """PyTorch eager reference timings for bench_ops cases, measured the way bench_ops measures.
 
 Per sample: hold the stream with torch.cuda._sleep (so Python launch latency is not timed, as bench_ops'
-blocking kernel does), zero a buffer of 2x L2 with cudaMemsetAsync (the flush bench_ops uses, called
-through ctypes; PyTorch's zero_ is a different kernel), record a start event, run the op, record a
-stop event, synchronize. The figure is the median over --samples samples.
+blocking kernel does), read a buffer of 2x L2 (bench_ops' flush is a read too: L2 is left holding clean
+lines, never dirty ones the timed op would pay to write back), record a start event, run the op, record
+a stop event, synchronize. The figure is the median over --samples samples.
 
   eager_reference.py --family layer_norm --json out.json [--compare bench_ops.json] [--tolerance-pct 3]
 
@@ -12,7 +12,6 @@ stop event, synchronize. The figure is the median over --samples samples.
 exit 1 when any case differs by more than the tolerance.
 """
 import argparse
-import ctypes
 import json
 import statistics
 import pathlib
@@ -25,19 +24,16 @@ import opbench_results
 
 
 class Flush:
-    """Zeroes a buffer of 2x L2 on the current stream with cudaMemsetAsync, as bench_ops does."""
+    """Reads a zeroed buffer of 2x L2 on the current stream (a sum into one float), as bench_ops' flush
+    reads its buffer: afterwards L2 holds only clean lines of it."""
 
     def __init__(self):
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
-        self.buffer = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
-        cudart = ctypes.CDLL(f"libcudart.so.{torch.version.cuda.split('.')[0]}")
-        self.memset = cudart.cudaMemsetAsync
-        self.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p]
+        self.buffer = torch.zeros(2 * l2 // 4, dtype=torch.float32, device="cuda")
+        self.sink = torch.zeros((), dtype=torch.float32, device="cuda")
 
-    def zero_(self):
-        stream = torch.cuda.current_stream().cuda_stream
-        if self.memset(self.buffer.data_ptr(), 0, self.buffer.numel(), stream) != 0:
-            raise RuntimeError("cudaMemsetAsync failed")
+    def flush(self):
+        torch.sum(self.buffer, dim=0, out=self.sink)
 
 
 def time_eager(fn, samples, flush):
@@ -48,7 +44,7 @@ def time_eager(fn, samples, flush):
     times_us = []
     for _ in range(samples):
         torch.cuda._sleep(200_000)  # ~100 us of GPU spin: the op is enqueued before the GPU gets there
-        flush.zero_()
+        flush.flush()
         start.record()
         fn()
         stop.record()
