@@ -90,6 +90,21 @@ step_timers() {  # issue 17: cupti, events and graph against ncu's kernel time, 
   done
   python3 verify/timers_vs_ncu.py "$out" --json "$out/timers_vs_ncu.json" | tee "$out/timers_vs_ncu.md" >&2
 }
+step_ncu_spin() {  # issue 17: what ncu's gpu__time_duration reads for kernels of known length (5, 20, 100 us)
+  ncu --clock-control none --metrics gpu__time_duration.sum -k regex:spin_kernel --csv \
+    build/opbench_tests --gtest_filter=Gpu.SpinKernelsOfKnownLength* >"$out/ncu_spin.csv" 2>&1
+  build/opbench_tests --gtest_filter=Gpu.SpinKernelsOfKnownLength* >"$out/cupti_spin.txt" 2>&1
+  python3 - "$out/ncu_spin.csv" <<'PY' | tee "$out/ncu_spin.md" >&2
+import csv, statistics, sys
+vals = [float(r[-1].replace(",", "")) * {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}[r[-2]]
+        for r in csv.reader(open(sys.argv[1])) if len(r) > 3 and r[-3] == "gpu__time_duration.sum"]
+for want in (5, 20, 100):
+    near = [v for v in vals if abs(v - want) < 0.5 * want]
+    if near:
+        print(f"spin {want} us: ncu gpu__time_duration median {statistics.median(near):.3f} us over {len(near)} launches")
+PY
+  grep "spin .* cupti" "$out/cupti_spin.txt" >&2
+}
 step_selftest() {  # issue 17: the gate's false alarms and detection of an injected 5% slowdown, 20 rounds
   wall python3 tools/gate_selftest.py --binary $bench --rounds "${SELFTEST_ROUNDS:-20}" --jobs 4 --slowdown 5 \
     --filter '^(LayerNorm/bf16/4096x8192|RMSNorm/bf16/4096x16384|Gemv/bf16/16384)/cuda$' \

@@ -116,6 +116,25 @@ TEST_F(Gpu, CuptiTimesTheIterationsKernelsAlone) {
   EXPECT_LT(e.median, c.median + 10e-6);
 }
 
+#ifdef OPBENCH_HAVE_CUDA
+// Kernels of known duration (spinning on globaltimer for 5, 20 and 100 us): cupti reads their length.
+// They are also launched plainly first, for verify/gpu_session.sh's ncu_spin step, which runs this test
+// under ncu to show what ncu's gpu__time_duration adds to a kernel of known length.
+TEST_F(Gpu, SpinKernelsOfKnownLengthReadTheirLengthUnderCupti) {
+  const double lengths_us[] = {5, 20, 100};
+  for (double us : lengths_us)
+    for (int i = 0; i < 20; ++i) inject_delay(TimerKind::kEvents, us * 1e-6);
+  c10::cuda::getCurrentCUDAStream().synchronize();
+  if (!cupti_unavailable_reason().empty()) GTEST_SKIP() << cupti_unavailable_reason();
+  for (double us : lengths_us) {
+    auto cupti = make_cupti_sampler(CacheMode::kCold);
+    Measurement m = measure(*cupti, [us] { inject_delay(TimerKind::kEvents, us * 1e-6); }, short_rule());
+    std::cerr << "spin " << us << " us: cupti " << m.median * 1e6 << " us\n";
+    EXPECT_NEAR(m.median * 1e6, us, 0.02 * us + 0.1);
+  }
+}
+#endif
+
 // Two kernels with a 2 ms host pause between them: busy time is their sum, not the span.
 TEST_F(Gpu, CuptiCountsKernelsNotTheGapsBetweenThem) {
   if (!cupti_unavailable_reason().empty()) GTEST_SKIP() << cupti_unavailable_reason();
