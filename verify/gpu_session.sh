@@ -96,7 +96,7 @@ step_ncu_spin() {  # issue 17: what ncu's gpu__time_duration reads for kernels o
   build/opbench_tests --gtest_filter=Gpu.SpinKernelsOfKnownLength* >"$out/cupti_spin.txt" 2>&1
   python3 - "$out/ncu_spin.csv" <<'PY' | tee "$out/ncu_spin.md" >&2
 import csv, statistics, sys
-vals = [float(r[-1].replace(",", "")) * {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}[r[-2]]
+vals = [float(r[-1].replace(",", "")) * {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[r[-2]]
         for r in csv.reader(open(sys.argv[1])) if len(r) > 3 and r[-3] == "gpu__time_duration.sum"]
 for want in (5, 20, 100):
     near = [v for v in vals if abs(v - want) < 0.5 * want]

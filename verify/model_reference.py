@@ -179,6 +179,13 @@ def run(name, c, int8, backend, device, runs):
     prompt = torch.tensor([(7 + 31 * i) % c["vocab"] for i in range(PROMPT_LEN)], device=device)
     step = decode_one_token
     if backend == "compile":
+        # gpt-fast's generate.py settings; coordinate descent tuning also makes inductor decompose a
+        # matrix-vector mm into a reduction it fuses with the int8 dequantize (without it, an int8 linear
+        # is a cast kernel plus cuBLAS, half the speed)
+        import torch._inductor.config as inductor_config
+        inductor_config.coordinate_descent_tuning = True
+        inductor_config.triton.unique_kernel_names = True
+        inductor_config.fx_graph_cache = True
         step = torch.compile(decode_one_token, mode="reduce-overhead", fullgraph=True)
     sync(device)
     first = time.perf_counter()
@@ -237,7 +244,8 @@ def main():
     ap.add_argument("--config", choices=list(CONFIGS), help="override the model's configuration (tiny ones: CPU)")
     ap.add_argument("--layers", type=int, help="layer count (default: the model's; Mixtral 16)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=5, help="timed generations per model and backend (gpt-fast: 5)")
+    ap.add_argument("--eager-runs", type=int, help="timed generations of the eager backend (default: --runs)")
     ap.add_argument("--json")
     ap.add_argument("--compare", help="a bench_ops JSON to put beside these rows")
     args = ap.parse_args()
@@ -250,7 +258,8 @@ def main():
         print(f"{name}: {streamed_bytes_per_token(c, int8) / 1e9:.3f} GB streamed per token", flush=True)
         for backend in args.backend or ["eager", "compile"]:
             try:
-                r = run(name, c, int8, backend, args.device, args.runs)
+                runs = args.eager_runs if backend == "eager" and args.eager_runs else args.runs
+                r = run(name, c, int8, backend, args.device, runs)
             except Exception as e:  # one failing model does not lose the others' rows
                 print(f"{name} {backend}: failed: {type(e).__name__}: {e}", file=sys.stderr)
                 continue

@@ -117,7 +117,8 @@ TEST_F(Gpu, CuptiTimesTheIterationsKernelsAlone) {
 }
 
 #ifdef OPBENCH_HAVE_CUDA
-// Kernels of known duration (spinning on globaltimer for 5, 20 and 100 us): cupti reads their length.
+// Kernels of known duration (spinning on globaltimer for 5, 20 and 100 us): cupti reads their length, up
+// to the spin's overshoot (it stops at the first globaltimer tick past the length; the H100 ticks ~1 us).
 // They are also launched plainly first, for verify/gpu_session.sh's ncu_spin step, which runs this test
 // under ncu to show what ncu's gpu__time_duration adds to a kernel of known length.
 TEST_F(Gpu, SpinKernelsOfKnownLengthReadTheirLengthUnderCupti) {
@@ -130,7 +131,8 @@ TEST_F(Gpu, SpinKernelsOfKnownLengthReadTheirLengthUnderCupti) {
     auto cupti = make_cupti_sampler(CacheMode::kCold);
     Measurement m = measure(*cupti, [us] { inject_delay(TimerKind::kEvents, us * 1e-6); }, short_rule());
     std::cerr << "spin " << us << " us: cupti " << m.median * 1e6 << " us\n";
-    EXPECT_NEAR(m.median * 1e6, us, 0.02 * us + 0.1);
+    EXPECT_GE(m.median * 1e6, us);
+    EXPECT_LT(m.median * 1e6, us + 1.5);
   }
 }
 #endif
