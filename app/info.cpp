@@ -26,7 +26,8 @@ void print_family_list(std::ostream& out, const DeviceInfo& device) {
   for (const auto& f : registered_families()) {
     out << f.name << ": " << f.summary << "\n";
     for (const auto& e : f.experiments) {
-      out << "  experiment " << e.name << " (" << metric_name(e.metric) << ")";
+      out << "  experiment " << e.name << (e.per_world_size ? "_n<processes>" : "") << " ("
+          << metric_name(e.metric) << ")";
       for (size_t i = 0; i < e.dtypes.size(); ++i) out << (i ? ", " : " dtypes: ") << dtype_name(e.dtypes[i]);
       out << (e.is_model ? ", model" : "") << "\n";
     }

@@ -101,7 +101,8 @@ const CaseInfo* CaseRegistry::find(const std::string& name) const {
 }
 
 c10::Device RunContext::torch_device() const {
-  return device.is_gpu ? c10::Device(c10::DeviceType::CUDA, 0) : c10::Device(c10::kCPU);
+  return device.is_gpu ? c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device.index))
+                       : c10::Device(c10::kCPU);
 }
 
 void CaseContext::time(const std::function<void()>& iteration, const TimingRequest& request) {

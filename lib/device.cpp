@@ -3,7 +3,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -55,6 +57,7 @@ DeviceInfo host_device() {
   info.arch_name = host_machine();
   info.memory_bytes = host_memory_bytes();
   info.cpu_count = static_cast<int>(std::thread::hardware_concurrency());
+  info.id = "cpu";
   return info;
 }
 
@@ -65,9 +68,13 @@ bool fill_gpu(DeviceInfo& info) {
     (void)cudaGetLastError();  // no driver or no device: a CPU run, not an error
     return false;
   }
+  int index = 0;
+  OPBENCH_CUDA_CHECK(cudaGetDevice(&index));
   cudaDeviceProp prop{};
-  OPBENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  OPBENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
   info.is_gpu = true;
+  info.index = index;
+  info.id = cuda_device_id(index, std::getenv("CUDA_VISIBLE_DEVICES"));
   info.name = prop.name;
   info.arch_name = prop.name;
   info.sm_count = prop.multiProcessorCount;
@@ -95,6 +102,25 @@ std::optional<DatasheetPeaks> lookup_datasheet(std::string_view device_name) {
     if (match) return row.peaks;
   }
   return std::nullopt;
+}
+
+std::string cuda_device_id(int index, const char* cuda_visible_devices) {
+  if (cuda_visible_devices) {
+    std::string list = cuda_visible_devices, entry;
+    int position = 0;
+    for (size_t start = 0; start <= list.size(); ++position) {
+      size_t comma = std::min(list.find(',', start), list.size());
+      if (position == index) {
+        entry = list.substr(start, comma - start);
+        break;
+      }
+      start = comma + 1;
+    }
+    entry.erase(0, entry.find_first_not_of(" \t"));
+    entry.erase(entry.find_last_not_of(" \t") + 1);
+    if (!entry.empty()) return "cuda:" + entry;
+  }
+  return "cuda:" + std::to_string(index);
 }
 
 std::string host_cpu_model() {

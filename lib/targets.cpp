@@ -151,14 +151,26 @@ std::vector<std::string> unknown_target_names(const std::vector<TargetFile>& fil
       problems.push_back("targets file " + file.path + ": targets[" + std::to_string(i) + "]." + field + ": \"" +
                          value + "\" is not a registered " + field + " (bench_ops --opbench_list)");
   };
+  auto per_world = [&](const std::string& row_name) {
+    for (const auto& stem : known.per_world_experiments)
+      if (per_world_row_name(stem, row_name)) return true;
+    return false;
+  };
   for (const auto& file : files)
     for (size_t i = 0; i < file.targets.size(); ++i) {
       const Target& t = file.targets[i];
-      check(file, i, "experiment", t.experiment, known.experiments);
+      if (!per_world(t.experiment)) check(file, i, "experiment", t.experiment, known.experiments);
       check(file, i, "metric", t.metric, known.metrics);
       check(file, i, "backend", t.backend, known.backends);
     }
   return problems;
+}
+
+bool per_world_row_name(const std::string& stem, const std::string& row_name) {
+  std::string prefix = stem + "_n";
+  if (row_name.size() <= prefix.size() || row_name.compare(0, prefix.size(), prefix) != 0) return false;
+  std::string count = row_name.substr(prefix.size());
+  return count[0] != '0' && count.find_first_not_of("0123456789") == std::string::npos;
 }
 
 std::optional<Target> find_target(const std::vector<TargetFile>& files, const std::string& device_name,

@@ -88,12 +88,13 @@ Figures figures_of(const Work& work, double seconds, const std::optional<Datashe
   f.gbps = bytes / seconds / 1e9;
   f.tflops = work.flops / seconds / 1e12;
   f.items_per_second = work.items / seconds;
+  const bool memory_bytes = bytes > 0 && work.through_memory;
   if (peaks) {
-    if (bytes > 0) f.bandwidth_of_peak = f.gbps / peaks->hbm_gbps;
+    if (memory_bytes) f.bandwidth_of_peak = f.gbps / peaks->hbm_gbps;
     double peak_tflops = compute_peak_tflops(work.compute_peak, *peaks);
     if (peak_tflops > 0 && work.flops > 0) f.compute_of_peak = f.tflops / peak_tflops;
   }
-  if (bytes > 0)
+  if (memory_bytes)
     if (auto bound = bandwidth_bound_seconds(work.bytes_read, work.bytes_written, ceilings))
       f.bandwidth_of_ceiling = *bound / seconds;
   if (work.flops > 0 && ceilings.gemm_tflops && *ceilings.gemm_tflops > 0)

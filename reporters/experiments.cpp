@@ -100,11 +100,13 @@ ExperimentRow ExperimentReporter::make_row(const Group& group) const {
   const Experiment& experiment = group.experiment;
   const DeviceInfo& d = info_.device;
   ExperimentRow row;
-  row.name = experiment.name;
+  row.name = experiment_row_name(experiment, info_.world_size);
   row.metric = metric_name(experiment.metric);
   row.dtype = torch_dtype_name(group.dtype);
   row.device = d.is_gpu ? "cuda" : "cpu";
   row.arch = d.arch_name;
+  row.device_id = d.id;
+  row.processes = experiment.per_world_size ? info_.world_size : 1;
   row.is_model = experiment.is_model;
   row.backend = group.backend;
   row.failed_cases = static_cast<int>(group.failed.size());

@@ -30,6 +30,7 @@ struct RunInfo {
   double host_memory_gb = 0;
   std::string run_id;              // 12 hex digits, new for every bench_ops run: tells appended runs apart
   std::string timestamp;           // when the run started, ISO 8601 UTC ("2026-11-23T20:50:00Z")
+  int world_size = 1;              // processes of a distributed launch (opbench/world.h); 1 otherwise
 };
 
 struct ExperimentRow {
@@ -37,6 +38,9 @@ struct ExperimentRow {
   std::optional<double> target;
   std::optional<double> actual;    // empty when it cannot be computed (no case ran, no peak known)
   std::string dtype, device, arch; // "bfloat16", "cuda"|"cpu", arch name
+  std::string device_id;           // which device measured it: "cuda:3", "cpu" (DeviceInfo::id)
+  int processes = 1;               // how many processes (GPUs) took part: the world size for a
+                                   // per-world-size experiment (a collective), else 1
   bool is_model = false;
   std::string backend;
   std::optional<double> pct_of_target, pct_of_peak, pct_of_ceiling;

@@ -25,6 +25,19 @@ std::string filter_for_registered_names(const std::string& filter) {
   return filter.substr(0, filter.size() - 1) + "(/iterations:1)?(/manual_time)?$";
 }
 
+std::string exact_names_filter(const std::vector<std::string>& names) {
+  std::string alternatives;
+  for (const auto& name : names) {
+    std::string escaped;
+    for (char c : name) {
+      if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) escaped += '\\';
+      escaped += c;
+    }
+    alternatives += (alternatives.empty() ? "" : "|") + escaped;
+  }
+  return filter_for_registered_names("^(" + alternatives + ")$");
+}
+
 ForwardingReporter::ForwardingReporter(std::vector<benchmark::BenchmarkReporter*> targets)
     : targets_(std::move(targets)) {}
 

@@ -24,6 +24,9 @@ std::string strip_harness_suffix(const std::string& name);
 // harness suffix.
 std::string filter_for_registered_names(const std::string& filter);
 
+// A filter regex that selects exactly these case names (special characters escaped), as registered.
+std::string exact_names_filter(const std::vector<std::string>& names);
+
 // Passes every call to the wrapped reporters, in order, with the harness suffix cleared from names.
 // The wrapped reporters write to the streams Google Benchmark gives this one. Not owning.
 class ForwardingReporter : public benchmark::BenchmarkReporter {

@@ -38,7 +38,8 @@ nlohmann::json number_or_null(const std::optional<double>& value) {
 const std::vector<std::string>& csv_header() {
   static const std::vector<std::string> header = {
       "name", "metric", "target", "actual", "dtype", "device", "arch", "is_model",
-      "backend", "pct_of_target", "pct_of_peak", "pct_of_ceiling", "cases", "status", "run_id", "timestamp"};
+      "backend", "pct_of_target", "pct_of_peak", "pct_of_ceiling", "cases", "status", "run_id", "timestamp",
+      "device_id"};
   return header;
 }
 
@@ -46,7 +47,7 @@ std::vector<std::string> csv_cells(const ExperimentRow& row, const RunInfo& info
   return {row.name, row.metric, number(row.target), number(row.actual), row.dtype, row.device, row.arch,
           row.is_model ? "True" : "False", row.backend, number(row.pct_of_target),
           number(row.pct_of_peak), number(row.pct_of_ceiling), std::to_string(row.cases), row.status,
-          info.run_id, info.timestamp};
+          info.run_id, info.timestamp, row.device_id};
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
@@ -73,7 +74,7 @@ nlohmann::json dashboard_record(const ExperimentRow& row, const RunInfo& info) {
   nlohmann::json runner = {
       {"name", d.is_gpu ? d.name : info.host_cpu},
       {"type", d.is_gpu ? "cuda" : "cpu"},
-      {"gpu_count", d.is_gpu ? 1 : 0},
+      {"gpu_count", d.is_gpu ? row.processes : 0},
       {"gpu_mem_info", d.is_gpu ? static_cast<double>(d.memory_bytes) / 1e9 : 0.0},
       {"cpu_info", info.host_cpu},
       {"cpu_count", d.cpu_count},
@@ -89,8 +90,8 @@ nlohmann::json dashboard_record(const ExperimentRow& row, const RunInfo& info) {
   return {
       {"benchmark", {{"name", "opbench gpt-fast micro-benchmarks"}, {"mode", "inference"},
                      {"dtype", row.dtype},
-                     {"extra_info", {{"device", row.device}, {"arch", row.arch}, {"run_id", info.run_id},
-                                     {"timestamp", info.timestamp}}}}},
+                     {"extra_info", {{"device", row.device}, {"arch", row.arch}, {"device_id", row.device_id},
+                                     {"run_id", info.run_id}, {"timestamp", info.timestamp}}}}},
       {"model", {{"name", row.name}, {"type", row.is_model ? "OSS model" : "micro-benchmark"},
                  {"backend", row.backend}, {"origins", {"pytorch"}}}},
       {"metric", {{"name", row.metric}, {"benchmark_values", values},

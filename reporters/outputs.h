@@ -12,7 +12,7 @@
 namespace opbench {
 
 // name,metric,target,actual,dtype,device,arch,is_model (gpt-fast's; is_model True/False as its CSV
-// writes it), then the extras, run_id and timestamp last.
+// writes it), then the extras, run_id and timestamp, and device_id (which device: "cuda:3", "cpu").
 const std::vector<std::string>& csv_header();
 std::vector<std::string> csv_cells(const ExperimentRow& row, const RunInfo& info);
 

@@ -87,7 +87,7 @@ struct RunContext {
   CaseRegistry cases;
   Ceilings ceilings;            // filled by the Ceiling cases as they run (they run first)
   std::function<void(const CaseInfo&)> on_case_start;   // optional: progress before each case runs
-  c10::Device torch_device() const;   // CUDA device 0 on a GPU, else the CPU
+  c10::Device torch_device() const;   // the current CUDA device (device.index) on a GPU, else the CPU
 };
 
 // What a case may ask of the timer beyond the run-wide options.

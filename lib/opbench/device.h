@@ -33,9 +33,17 @@ struct DeviceInfo {
   int64_t memory_bytes = 0;   // GPU memory, or host memory on CPU
   int cpu_count = 0;          // logical CPUs of the host
   std::optional<DatasheetPeaks> peaks;
+  int index = 0;              // the CUDA device this process runs on (its current device); 0 on CPU
+  std::string id;             // which device, as the host numbers it: "cuda:3" (CUDA_VISIBLE_DEVICES
+                              // mapped back when it lists indices or UUIDs), or "cpu"
 };
 
-// The device benchmarks run on: CUDA device 0 when a CUDA build finds one, else the CPU. Cached.
+// The id of visible CUDA device `index` under `cuda_visible_devices` (the variable's value, or nullptr
+// when it is not set): "cuda:<its entry in the list>", else "cuda:<index>".
+std::string cuda_device_id(int index, const char* cuda_visible_devices);
+
+// The device benchmarks run on: the current CUDA device (0 unless bind_local_device chose this rank's,
+// opbench/world.h) when a CUDA build finds one, else the CPU. Cached: call it after bind_local_device.
 const DeviceInfo& current_device();
 // Host facts, used for CPU runs and for the dashboard's runner record.
 std::string host_cpu_model();

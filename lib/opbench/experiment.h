@@ -19,8 +19,11 @@ namespace opbench {
 // and, read from a counter the case sets (metric_counter) rather than derived from its time:
 //   kStartupSeconds    "startup_time(s)": a model's weight init + graph capture + warm-up generation
 //   kTokenLatencyP50   "token_latency_p50(ms)", kTokenLatencyP90 "token_latency_p90(ms)": per-token
+//   kBusBandwidth      "bus_bandwidth(GB/s)": a collective's bus bandwidth (nccl-tests' busbw: the
+//                      algorithm bandwidth times the collective's factor), counter "busbw_GB/s"
 enum class Metric {
-  kMemoryBandwidth, kFlopsUtilization, kTokensPerSecond, kStartupSeconds, kTokenLatencyP50, kTokenLatencyP90
+  kMemoryBandwidth, kFlopsUtilization, kTokensPerSecond, kStartupSeconds, kTokenLatencyP50, kTokenLatencyP90,
+  kBusBandwidth
 };
 const char* metric_name(Metric metric);
 std::optional<Metric> metric_from_name(const std::string& name);
@@ -39,8 +42,16 @@ struct Experiment {
   std::vector<c10::ScalarType> dtypes;   // the dtypes whose cases form it; empty: every dtype
   bool is_model = false;                 // a whole-model row (gpt-fast's is_model)
   Aggregate aggregate = Aggregate::kMeanOverCases;
+  bool per_world_size = false;           // its rows are named <name>_n<processes> (a collective's figure
+                                         // depends on how many GPUs take part, so do its targets)
   bool covers(c10::ScalarType dtype) const;
 };
+
+// The name of the experiment's rows in a run of `world_size` processes: `name`, or `name_n<world_size>`
+// for a per-world-size experiment ("collective_n8"; targets accept any such name: per_world_row_name,
+// opbench/targets.h).
+std::string experiment_row_name(const Experiment& experiment, int world_size);
+
 
 // The row's three numbers from one case's figures: actual, share of peak, share of ceiling (fractions).
 struct MetricShares {

@@ -52,6 +52,9 @@ struct Family {
   std::function<std::string(const Dims&)> name_shape;       // optional; default shape_name(dims)
   int layers_axis = -1;                   // models: dims[layers_axis] is the layer count, which
                                           // --opbench_model_layers (RunOptions::model_layers) replaces
+  bool every_rank = false;                // its cases run on every process of a distributed launch
+                                          // (opbench/world.h), together and in the same order: the
+                                          // collectives; every other family's cases run on rank 0 only
 };
 
 // Throws opbench::Error naming the family and what is missing or inconsistent: no name, no experiment

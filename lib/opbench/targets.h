@@ -39,10 +39,16 @@ std::vector<TargetFile> load_targets(const std::string& file_or_dir);
 // Names that targets may use: the experiments, metrics and backends of the registered families.
 struct KnownNames {
   std::set<std::string> experiments, metrics, backends;
+  std::set<std::string> per_world_experiments;   // experiments whose rows are <name>_n<processes>: a
+                                                 // target names one of those ("collective_n8")
 };
 // One message per target naming an experiment, metric or backend no family has (a target that can
 // never apply); empty when all are known.
 std::vector<std::string> unknown_target_names(const std::vector<TargetFile>& files, const KnownNames& known);
+
+// True when `row_name` is `stem`_n<processes> (processes >= 1, no leading zero): the name of a
+// per-world-size experiment's rows (Experiment::per_world_size, opbench/experiment.h).
+bool per_world_row_name(const std::string& stem, const std::string& row_name);
 
 // The target for one experiment row on `device_name`, if any file names that device.
 std::optional<Target> find_target(const std::vector<TargetFile>& files, const std::string& device_name,

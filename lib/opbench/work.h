@@ -24,6 +24,8 @@ struct Work {
   double flops = 0;
   double items = 0;   // what an experiment counts per iteration beyond bytes (tokens for decode); 0: none
   PeakKind compute_peak = PeakKind::kBandwidth;
+  bool through_memory = true;   // false: the bytes cross links between devices (a collective's message),
+                                // so GB/s is held to no HBM peak and no memory ceiling (no %peak, %ceiling)
 };
 
 // The ceilings this run measured (the Ceiling family runs first). Units: GB/s counting every byte moved

@@ -76,20 +76,6 @@ double counter(const benchmark::BenchmarkReporter::Run& run, const char* name) {
   return it == run.counters.end() ? -1 : static_cast<double>(it->second);
 }
 
-// A regex that matches exactly these names.
-std::string exact_names(const std::vector<std::string>& names) {
-  std::string alternatives;
-  for (const auto& name : names) {
-    std::string escaped;
-    for (char c : name) {
-      if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) escaped += '\\';
-      escaped += c;
-    }
-    alternatives += (alternatives.empty() ? "" : "|") + escaped;
-  }
-  return "^(" + alternatives + ")$";
-}
-
 // Runs the registered cases of every family through Google Benchmark as bench_ops does: each passes
 // its reference check and reports the bytes and FLOPs its family declared (the registry's CaseInfo).
 // CPU: every case (all small). GPU: each family's first shape of every backend (a backend with its
@@ -116,7 +102,7 @@ TEST(FamilyCases, EveryFamilysCasesPassTheirCheckAndCountTheirWork) {
   }
   ASSERT_FALSE(selected.empty());
   CapturingReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter, filter_for_registered_names(exact_names(selected)));
+  benchmark::RunSpecifiedBenchmarks(&reporter, exact_names_filter(selected));
 
   std::map<std::string, int> per_family;
   for (const auto& run_result : reporter.runs) {

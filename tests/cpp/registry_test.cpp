@@ -124,20 +124,20 @@ TEST(FamilyDescriptor, HarnessReportersAndProgramNameNoFamily) {
 // sha e3dd1e6676f0, before the registry) and the gpt_fast_benchmark.csv/.json that run wrote, with the
 // targets file it used. The runs are fed to today's ExperimentReporter (looked up in the registry,
 // figures recomputed from work and manual time); the CSV must match cell for cell (today's rows add
-// run_id and timestamp after the recorded columns), the dashboard JSON record for record with numbers
+// run_id, timestamp and device_id after the recorded columns), the dashboard JSON record for record with numbers
 // equal to 1e-12 relative (the old code divided in another order).
 
 using BRun = benchmark::BenchmarkReporter::Run;
 
 // Equal JSON, numbers to 1e-12 relative; `actual` may hold the keys that came after the recording
-// (run_id, timestamp), nothing else.
+// (run_id, timestamp, device_id), nothing else.
 void expect_same_json(const nlohmann::json& actual, const nlohmann::json& expected, const std::string& where) {
   if (expected.is_number() && actual.is_number()) {
     double a = actual.get<double>(), e = expected.get<double>();
     EXPECT_NEAR(a, e, 1e-12 * std::max(1.0, std::abs(e))) << where;
   } else if (expected.is_object() && actual.is_object()) {
     for (const auto& [key, value] : actual.items())
-      EXPECT_TRUE(expected.contains(key) || key == "run_id" || key == "timestamp") << where << "." << key;
+      EXPECT_TRUE(expected.contains(key) || key == "run_id" || key == "timestamp" || key == "device_id") << where << "." << key;
     for (const auto& [key, value] : expected.items()) {
       ASSERT_TRUE(actual.contains(key)) << where << "." << key;
       expect_same_json(actual[key], value, where + "." + key);
@@ -158,6 +158,7 @@ TEST(RecordedRun, H200SweepGivesTheRowsTheOldReportersWrote) {
   info.device.is_gpu = true;
   info.device.name = info.device.arch_name = context["opbench_device"].get<std::string>();
   info.device.peaks = lookup_datasheet(info.device.name);
+  info.device.id = "cuda:0";
   info.device.cpu_count = context["num_cpus"].get<int>();
   info.device.memory_bytes = 150'109'880'320;   // the runner record of that run (gpu_mem_info)
   info.torch_version = context["torch_version"].get<std::string>();
@@ -198,7 +199,7 @@ TEST(RecordedRun, H200SweepGivesTheRowsTheOldReportersWrote) {
     for (const auto& r : runs) reporter.ReportRuns({r});
     reporter.Finalize();
   }
-  // The CSV: the recorded run's 14 columns cell for cell, then this version's run_id and timestamp.
+  // The CSV: the recorded run's 14 columns cell for cell, then this version's run_id, timestamp, device_id.
   auto actual_csv = read_csv((out / "gpt_fast_benchmark.csv").string());
   auto expected_csv = read_csv((golden / "gpt_fast_benchmark.csv").string());
   ASSERT_EQ(actual_csv.size(), expected_csv.size());
@@ -206,8 +207,8 @@ TEST(RecordedRun, H200SweepGivesTheRowsTheOldReportersWrote) {
     std::vector<std::string> recorded_columns(actual_csv[i].begin(), actual_csv[i].begin() + expected_csv[i].size());
     EXPECT_EQ(recorded_columns, expected_csv[i]) << "CSV line " << i + 1;
     std::vector<std::string> added(actual_csv[i].begin() + expected_csv[i].size(), actual_csv[i].end());
-    std::vector<std::string> wanted = {"run_id", "timestamp"};
-    if (i > 0) wanted = {info.run_id, info.timestamp};
+    std::vector<std::string> wanted = {"run_id", "timestamp", "device_id"};
+    if (i > 0) wanted = {info.run_id, info.timestamp, info.device.id};
     EXPECT_EQ(added, wanted) << "CSV line " << i + 1;
   }
   std::istringstream actual(testing::read_text(out / "gpt_fast_benchmark.json"));

@@ -44,6 +44,7 @@ DeviceInfo h200_device() {
   device.cpu_count = 16;
   device.memory_bytes = 150'000'000'000;
   device.peaks = lookup_datasheet("NVIDIA H200");
+  device.id = "cuda:0";
   return device;
 }
 
@@ -209,6 +210,21 @@ TEST_F(Reporters, SeedHeaderIsRepairedAndRowsAppend) {
   EXPECT_EQ(rows[3][3], "1900.000000");
   std::string json = read_text(dir_ / "old.json");
   EXPECT_EQ(std::count(json.begin(), json.end(), '\n'), 2);
+}
+
+// A file written before rows named their device (16 columns, run_id and timestamp last) gets the
+// device_id column; its rows an empty cell there, the new rows this run's device.
+TEST_F(Reporters, AHeaderWithoutDeviceIdIsRepaired) {
+  fs::path csv = dir_ / "before.csv";
+  std::vector<std::string> before(csv_header().begin(), csv_header().end() - 1);
+  ASSERT_EQ(before.back(), "timestamp");
+  write_text(csv, csv_line(before) + "gemv,memory_bandwidth(GB/s),,1000.00,bfloat16,cuda,A,False,aten,,,,1,no target,ab,T\n");
+  report({case_run("LayerNorm/bf16/4096x1024/aten", 1800)}, csv);
+  auto rows = read_csv(csv.string());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], csv_header());
+  EXPECT_EQ(rows[1].back(), "");
+  EXPECT_EQ(rows[2].back(), "cuda:0");
 }
 
 TEST(Csv, NumbersKeepTheirValueAndAnUnclosedQuoteIsRefusedWithItsLine) {
