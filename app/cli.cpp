@@ -122,6 +122,14 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       cli.trace.dir = *v;
     } else if (auto v = flag_value(args, i, "--opbench_trace_iters")) {
       cli.trace.iterations = parse_integer("--opbench_trace_iters", *v, 1, 1e6);
+    } else if (auto v = flag_value(args, i, "--opbench_shard")) {
+      cli.shard = parse_shard(*v);
+    } else if (auto v = flag_value(args, i, "--opbench_shard_times")) {
+      cli.shard_times = *v;
+    } else if (auto v = flag_value(args, i, "--opbench_run_id")) {
+      if (v->empty() || v->size() > 64 || v->find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+        throw std::invalid_argument("--opbench_run_id=" + *v + ": expected 1 to 64 hex digits");
+      cli.run_id = *v;
     } else if (auto v = flag_value(args, i, "--oplog")) {
       oplog(cli).path = *v;
     } else if (auto v = flag_value(args, i, "--oplog_dtype")) {
@@ -144,6 +152,10 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
   if (cli.run.gpu_timer == TimerKind::kCupti && !cli.trace.dir.empty())
     throw std::invalid_argument("--opbench_timer=cupti and --opbench_trace both need CUPTI, which serves one client "
                                 "per process: trace with the events or graph timer");
+  if (cli.shard_times && !cli.shard)
+    throw std::invalid_argument("--opbench_shard_times applies to a sharded run: add --opbench_shard=I/N");
+  if (cli.shard && cli.oplog)
+    throw std::invalid_argument("--opbench_shard does not apply to --oplog (a replay runs in one process)");
   if (cli.oplog && cli.oplog->path.empty())
     throw std::invalid_argument("--oplog_dtype, --oplog_max_inputs, --oplog_case_budget_s, --oplog_max_input_mb and "
                                 "--channels_last need --oplog FILE|DIR");
@@ -208,6 +220,18 @@ opbench flags:
                               iterations with the profiler to DIR/<case>.trace.json and report
                               gpu_util and mm_util (busy / wall time of the same N iterations
                               run without the profiler); analyze any trace with tools/trace_util
+
+Several processes (README "Several GPUs"; tools/shard.py runs a sharded sweep, one process per GPU):
+  --opbench_shard=I/N         run share I of N of the selected cases: balanced by expected time, every
+                              experiment's cases in one share, the Ceiling cases in each; every shard
+                              computes the same split
+  --opbench_shard_times FILE  balance on the times of a previous run's --benchmark_out JSON instead
+                              of the estimate from each case's bytes and FLOPs
+  --opbench_run_id=HEX        the run id the rows carry (default: a new one per process)
+  Under a distributed launch (torchrun: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)
+  every rank runs the Collective cases together on its GPU (LOCAL_RANK); the other cases run on
+  rank 0, which alone writes --output, --opbench_markdown and the summary; rank R > 0 writes
+  --benchmark_out as FILE.rankR.json and prints only errors.
 
 Operator replay (instead of the families):
   --oplog FILE|DIR            replay every operator input recorded in an operator-input log

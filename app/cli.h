@@ -8,6 +8,7 @@
 #include "opbench/cases.h"
 #include "opbench/trace.h"
 #include "replay/register.h"
+#include "split.h"
 
 namespace opbench {
 
@@ -24,6 +25,10 @@ struct CliOptions {
   bool full_console = false;          // --opbench_console=full: Google Benchmark's own table
   std::optional<std::string> markdown;   // --opbench_markdown FILE
   std::optional<std::string> gpu_lock;   // --opbench_gpu_lock FILE: measure only while holding its lock
+  std::optional<Shard> shard;            // --opbench_shard=I/N: this process runs share I of N (split.h)
+  std::optional<std::string> shard_times;   // --opbench_shard_times FILE.json: a previous run's times
+  std::optional<std::string> run_id;     // --opbench_run_id: the run id the rows carry (tools/shard.py
+                                         // gives its shards one); default: a new one
   std::vector<std::string> passthrough;   // argv[0] and every flag not ours, in order
 };
 

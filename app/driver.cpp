@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <cstdio>
@@ -34,6 +35,8 @@
 #include "replay/register.h"
 #include "row_file.h"
 #include "selection.h"
+#include "split.h"
+#include "opbench/world.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -128,6 +131,35 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_format_reporter(const std::st
   return std::make_unique<benchmark::ConsoleReporter>(options);
 }
 
+// What a rank other than 0 of a distributed launch shows: nothing. Rank 0 reports; a failed case still
+// counts for this process's exit code (ForwardingReporter) and its --benchmark_out file.
+class SilentReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+// The part of `selected` this process runs: its rank's (split.h), then its shard's.
+std::set<std::string> cases_of_this_process(const RunContext& run, std::set<std::string> selected,
+                                            const World& world, const CliOptions& cli) {
+  if (world.size > 1) {
+    std::set<std::string> every_rank;
+    for (const auto& family : registered_families())
+      if (family.every_rank) every_rank.insert(family.name);
+    selected = cases_for_rank(run.cases, selected, world, every_rank);
+  }
+  if (cli.shard) {
+    std::map<std::string, double> measured;
+    if (cli.shard_times) measured = seconds_from_json(*cli.shard_times);
+    auto cost = [&](const CaseInfo& info) {
+      auto it = measured.find(info.name());
+      return it != measured.end() ? it->second : expected_seconds(info, run.device.is_gpu, run.options.rule);
+    };
+    selected = plan_shards(run.cases, selected, cli.shard->count, cost)[static_cast<size_t>(cli.shard->index)];
+  }
+  return selected;
+}
+
 int list_cases() {
   auto display = make_format_reporter("console");
   ForwardingReporter forward({display.get()});
@@ -177,7 +209,7 @@ std::vector<TargetFile> targets_for(const CliOptions& cli) {
   KnownNames known;
   for (const auto& family : registered_families()) {
     for (const auto& e : family.experiments) {
-      known.experiments.insert(e.name);
+      (e.per_world_size ? known.per_world_experiments : known.experiments).insert(e.name);
       known.metrics.insert(metric_name(e.metric));
     }
     for (const auto& b : family.backends) known.backends.insert(b.name);
@@ -230,17 +262,20 @@ std::string utc_now() {
   return text;
 }
 
-RunInfo run_info(const DeviceInfo& device, const RunOptions& run) {
+RunInfo run_info(const DeviceInfo& device, const CliOptions& cli) {
   BuildInfo build = build_info();
+  const RunOptions& run = cli.run;
   return {device, build.torch_version, build.cuda_version, build.opbench_sha,
           timer_kind_name(device.is_gpu ? run.gpu_timer : TimerKind::kHost),
           !device.is_gpu ? "none" : run.cache == CacheMode::kCold ? "cold" : "warm",
-          host_cpu_model(), static_cast<double>(host_memory_bytes()) / 1e9, new_run_id(), utc_now()};
+          host_cpu_model(), static_cast<double>(host_memory_bytes()) / 1e9, cli.run_id.value_or(new_run_id()),
+          utc_now(), current_world().size};
 }
 
 int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   const DeviceInfo& device = current_device();
   if (!cupti_usable(device, cli.run)) return 2;
+  const World& world = current_world();
   RunContext run(device, cli.run, cli.trace);
   std::optional<replay::ReplayPlan> replay_plan;   // --oplog: replay cases instead of the families
   try {
@@ -252,7 +287,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
   }
-  if (flags.list_tests) return list_cases();
+  if (flags.list_tests && !cli.shard) return list_cases();
   if (cli.list) {
     print_family_list(std::cout, device);
     return 0;
@@ -270,18 +305,34 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     if (selected.empty())
       throw Error("--benchmark_filter=" + benchmark::GetBenchmarkFilter() +
                   " matches no case on this device (bench_ops --benchmark_list_tests lists them)");
-    if (cli.output && !replay_plan) rows = checked_row_file(*cli.output, flags);
+    std::set<std::string> mine = cases_of_this_process(run, selected, world, cli);
+    if (mine != selected) {   // Google Benchmark runs exactly this process's cases
+      selected = std::move(mine);
+      benchmark::SetBenchmarkFilter(exact_names_filter({selected.begin(), selected.end()}));
+    }
+    if (!world.is_root()) rows_path.reset();   // rank 0 writes the rows
+    if (rows_path) rows = checked_row_file(*rows_path, flags);
   } catch (const Error& e) {
     std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
   }
+  if (selected.empty()) {   // a share or a rank with nothing to do; the filter itself matched cases
+    if (!flags.list_tests)
+      std::cerr << "bench_ops: "
+                << (cli.shard ? "shard " + std::to_string(cli.shard->index) + "/" + std::to_string(cli.shard->count)
+                              : "rank " + std::to_string(world.rank))
+                << " has no case of this selection to run" << (cli.shard ? "" : " (rank 0 runs every case that is not a collective)")
+                << "\n";
+    return 0;
+  }
+  if (flags.list_tests) return list_cases();
   const int replay_plan_unparsed = replay_plan ? replay_plan->unparsed_lines : 0;
-  const RunInfo info = run_info(device, cli.run);
+  const RunInfo info = run_info(device, cli);
   std::unique_ptr<benchmark::BenchmarkReporter> results;   // experiment rows, or the replay's
   ReplayReporter* replay = nullptr;
   ExperimentReporter* experiments = nullptr;
   try {
-    std::ostream* summary = flags.format == "console" ? &std::cout : &std::cerr;
+    std::ostream* summary = !world.is_root() ? nullptr : flags.format == "console" ? &std::cout : &std::cerr;
     if (replay_plan) {
       auto reporter = std::make_unique<ReplayReporter>(std::move(*replay_plan), benchmark::GetBenchmarkFilter(),
                                                        cli.output.value_or(""), summary, &std::cerr,
@@ -299,23 +350,31 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
   }
-  if (!device.is_gpu && !cli.trace.dir.empty())
+  if (!device.is_gpu && !cli.trace.dir.empty() && world.is_root())
     std::cerr << "bench_ops: the profiler (Kineto) reports 'gpuGetDeviceCount failed' on a machine without a "
                  "CUDA driver; that is expected here: the traces record CPU activity only\n";
   if (!device.is_gpu) {
     at::set_num_threads(cli.cpu_threads);
-    std::cerr << "bench_ops: no CUDA device found; running the CPU cases on " << device.name
+    if (world.is_root())
+      std::cerr << "bench_ops: no CUDA device found; running the CPU cases on " << device.name
               << " (host-clock timing, " << cli.cpu_threads << " thread(s))\n";
   }
   add_context(info);
   add_measurement_context(device, cli.run);
+  benchmark::AddCustomContext("opbench_device_id", device.id);
+  if (world.launched)
+    benchmark::AddCustomContext("opbench_world", "rank " + std::to_string(world.rank) + " of " + std::to_string(world.size));
+  if (cli.shard)
+    benchmark::AddCustomContext("opbench_shard", std::to_string(cli.shard->index) + "/" + std::to_string(cli.shard->count));
 
   std::unique_ptr<benchmark::BenchmarkReporter> display;
-  if (flags.format == "console" && !cli.full_console)
+  if (!world.is_root())
+    display = std::make_unique<SilentReporter>();
+  else if (flags.format == "console" && !cli.full_console)
     display = std::make_unique<CompactConsoleReporter>(run_title(info), !flags.time_unit_given);
   else
     display = make_format_reporter(flags.format);
-  if (flags.format == "console" && cli.full_console)
+  if (flags.format == "console" && cli.full_console && world.is_root())
     std::cerr << "bench_ops: if Google Benchmark warns 'Library was built as DEBUG', that is the packaged "
                  "libbenchmark's build (Debian's): each opbench case times itself, so its figures are not affected\n";
   std::vector<benchmark::BenchmarkReporter*> shown{display.get(), results.get()};
@@ -338,7 +397,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   }
   benchmark::RunSpecifiedBenchmarks(&display_forward, file_forward.get());
   benchmark::Shutdown();
-  if (experiments && cli.markdown) write_markdown(*cli.markdown, *experiments, info, run);
+  if (experiments && cli.markdown && world.is_root()) write_markdown(*cli.markdown, *experiments, info, run);
   if (experiments && rows_path && !experiments->write_failed())
     std::cerr << "bench_ops: experiment rows in " << *rows_path << " and dashboard records (JSON Lines) in "
               << dashboard_path(*rows_path) << "\n";

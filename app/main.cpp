@@ -8,7 +8,10 @@
 #include "forwarding.h"
 #include "driver.h"
 #include "info.h"
+#include "opbench/check.h"
+#include "opbench/world.h"
 #include "selection.h"
+#include "split.h"
 
 int main(int argc, char** argv) {
   using namespace opbench;
@@ -23,6 +26,16 @@ int main(int argc, char** argv) {
     print_version(std::cout, build_info());
     return 0;
   }
+  try {   // a distributed launch (RANK, WORLD_SIZE, ...): checked, and this rank's GPU made current, first
+    bind_local_device(current_world());
+  } catch (const Error& e) {
+    std::cerr << "bench_ops: " << e.what() << "\n";
+    return 2;
+  }
+  const World& world = current_world();
+  for (auto& arg : cli.passthrough)   // rank R > 0 of a distributed launch: its own Google Benchmark file
+    if (arg.rfind("--benchmark_out=", 0) == 0 && !world.is_root())
+      arg = "--benchmark_out=" + per_rank_path(arg.substr(16), world.rank);
   GbenchFlags flags = gbench_flags(cli.passthrough);
   cli.run.time_unit = flags.time_unit;
   std::vector<char*> gb_argv;
