@@ -31,6 +31,7 @@
 #include "opbench/telemetry.h"
 #include "opbench/device.h"
 #include "opbench/family.h"
+#include "opbench/gbench_compat.h"
 #include "replay.h"
 #include "replay/register.h"
 #include "row_file.h"
@@ -131,12 +132,20 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_format_reporter(const std::st
   return std::make_unique<benchmark::ConsoleReporter>(options);
 }
 
-// What a rank other than 0 of a distributed launch shows: nothing. Rank 0 reports; a failed case still
-// counts for this process's exit code (ForwardingReporter) and its --benchmark_out file.
-class SilentReporter : public benchmark::BenchmarkReporter {
+// What a rank other than 0 of a distributed launch shows: only its failed cases, on stderr, with the
+// rank (rank 0 reports the results). A failure still counts for this process's exit code.
+class RankErrorReporter : public benchmark::BenchmarkReporter {
  public:
+  explicit RankErrorReporter(int rank) : rank_(rank) {}
   bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& run : runs)
+      if (gbench::run_skipped(run) && gbench::skip_message(run).rfind(kUnavailablePrefix, 0) != 0)
+        std::cerr << "bench_ops: rank " << rank_ << ": " << run.benchmark_name() << ": " << gbench::skip_message(run) << "\n";
+  }
+
+ private:
+  int rank_;
 };
 
 // The part of `selected` this process runs: its rank's (split.h), then its shard's.
@@ -369,7 +378,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
 
   std::unique_ptr<benchmark::BenchmarkReporter> display;
   if (!world.is_root())
-    display = std::make_unique<SilentReporter>();
+    display = std::make_unique<RankErrorReporter>(world.rank);
   else if (flags.format == "console" && !cli.full_console)
     display = std::make_unique<CompactConsoleReporter>(run_title(info), !flags.time_unit_given);
   else

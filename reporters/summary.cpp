@@ -1,5 +1,6 @@
 #include "summary.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -55,12 +56,14 @@ void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, co
   out << "\nExperiments on " << info.device.name << " (timer " << info.timer << ", cache " << info.cache
       << "; peaks: " << (info.device.peaks ? info.device.peaks->model : std::string("unknown"))
       << "; measured ceilings: " << ceilings_text(ceilings) << ")\n";
-  std::snprintf(line, sizeof line, "%-20s %-9s %-7s %-24s %10s %10s %8s %7s %7s  %s\n", "experiment", "dtype",
-                "backend", "metric", "target", "actual", "%target", "%peak", "%ceil", "status");
+  int backend_width = 7;   // "backend"; wider for a longer name ("reduce_scatter")
+  for (const auto& r : rows) backend_width = std::max(backend_width, static_cast<int>(r.backend.size()));
+  std::snprintf(line, sizeof line, "%-20s %-9s %-*s %-24s %10s %10s %8s %7s %7s  %s\n", "experiment", "dtype",
+                backend_width, "backend", "metric", "target", "actual", "%target", "%peak", "%ceil", "status");
   out << line;
   for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%-20s %-9s %-7s %-24s %10s %10s %8s %7s %7s  %s\n", r.name.c_str(),
-                  r.dtype.c_str(), r.backend.c_str(), r.metric.c_str(), cell(r.target, value_format(r)).c_str(),
+    std::snprintf(line, sizeof line, "%-20s %-9s %-*s %-24s %10s %10s %8s %7s %7s  %s\n", r.name.c_str(),
+                  r.dtype.c_str(), backend_width, r.backend.c_str(), r.metric.c_str(), cell(r.target, value_format(r)).c_str(),
                   cell(r.actual, value_format(r)).c_str(), cell(r.pct_of_target, "%.1f").c_str(),
                   cell(r.pct_of_peak, "%.1f").c_str(), cell(r.pct_of_ceiling, "%.1f").c_str(),
                   r.status.c_str());
