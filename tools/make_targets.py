@@ -28,8 +28,8 @@ def main():
     targets = {}
     with open(args.rows) as f:
         for row in csv.DictReader(f):
-            if row["arch"] != args.device or not row["actual"]:
-                continue
+            if row["arch"] != args.device or not row["actual"] or float(row["actual"]) <= 0:
+                continue   # a target must be positive (a collective's bus bandwidth is 0 with one rank)
             key = (row["name"], row["metric"], row["dtype"], row.get("backend") or "aten")
             targets[key] = round_down_3(args.factor * float(row["actual"]))
     if not targets:

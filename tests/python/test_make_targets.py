@@ -34,3 +34,21 @@ def test_no_rows_for_the_device_is_an_error(tmp_path):
     rows.write_text(ROWS)
     proc = subprocess.run([sys.executable, str(TOOL), str(rows), "--device", "NVIDIA L4"], capture_output=True, text=True)
     assert proc.returncode != 0 and "no rows" in proc.stderr
+
+
+def test_collective_rows_give_targets_per_rank_count_that_bench_ops_accepts(tmp_path):
+    """collective_n8 targets (from an 8-GPU run) load on a one-GPU run; a zero bus bandwidth (all_reduce
+    with one rank) gets no target rather than a crash or a target of 0."""
+    rows = tmp_path / "rows.csv"
+    rows.write_text(ROWS.splitlines()[0] + "\n"
+                    "collective_n8,bus_bandwidth(GB/s),,361.5,bfloat16,cuda,NVIDIA H200,False,all_reduce,,,,10,no target\n"
+                    "collective_n1,bus_bandwidth(GB/s),,0.000000,bfloat16,cuda,NVIDIA H200,False,all_reduce,,,,10,no target\n")
+    out = subprocess.run([sys.executable, str(TOOL), str(rows), "--device", "NVIDIA H200"],
+                         capture_output=True, text=True, check=True).stdout
+    doc = json.loads(out)
+    assert [(t["experiment"], t["backend"], t["target"]) for t in doc["targets"]] == [("collective_n8", "all_reduce", 343.0)]
+    targets = tmp_path / "h200.json"
+    targets.write_text(out)
+    run = subprocess.run([str(bench_ops()), "--targets", str(targets), "--benchmark_filter=Collective/fp32/8B/broadcast"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr

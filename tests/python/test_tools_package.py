@@ -13,7 +13,8 @@ import pytest
 
 from bench_ops_bin import ROOT
 
-SCRIPTS = ["opbench-compare", "opbench-gate", "opbench-gate-selftest", "opbench-trace", "opbench-instr", "opbench-make-targets", "opbench-plot"]
+SCRIPTS = ["opbench-compare", "opbench-gate", "opbench-gate-selftest", "opbench-trace", "opbench-instr", "opbench-make-targets",
+           "opbench-plot", "opbench-shard"]
 H200_AA = ROOT / "results" / "NVIDIA_H200" / "compare"
 
 

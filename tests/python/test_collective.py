@@ -1,0 +1,132 @@
+"""The Collective family across processes on this CPU machine: 2 and 4 bench_ops under gloo, joined the
+way torchrun joins them (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT: a free port).
+Every case passes its exact check on every rank, rank 0 alone writes the rows (named by the process
+count, so targets differ by GPU count), and a wrong result on one rank skips the case everywhere
+without a hang. An unusable launch environment is one line and exit 2."""
+import csv
+import json
+import os
+import platform
+import socket
+import subprocess
+
+import pytest
+
+from bench_ops_bin import bench_ops, run_bench_ops
+
+OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"]
+DTYPES = ["bfloat16", "float32"]
+
+
+def bus_factor(op, n):   # nccl-tests' PERFORMANCE.md
+    return {"all_reduce": 2 * (n - 1) / n, "broadcast": 1.0}.get(op, (n - 1) / n)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(ranks, *args, extra_env=None, timeout=180):
+    """Runs `ranks` bench_ops as one world; [(returncode, stdout, stderr)] by rank."""
+    port = free_port()
+    procs = []
+    for rank in range(ranks):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(ranks), LOCAL_RANK=str(rank),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), **(extra_env or {}))
+        procs.append(subprocess.Popen([str(bench_ops()), *map(str, args)], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    try:
+        outputs = [p.communicate(timeout=timeout) for p in procs]
+        return [(p.returncode, out, err) for p, (out, err) in zip(procs, outputs)]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+
+
+def cpu_device_name():
+    """bench_ops' device name on a CPU run (the first 'model name' of /proc/cpuinfo), what targets match."""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_collective_family_runs_on_every_gloo_rank_and_rank0_writes_the_rows(tmp_path, ranks):
+    targets = tmp_path / "targets.json"   # all_reduce bf16: a target met with 2 ranks, missed with 4
+    entry = '{"experiment": "collective_n%d", "metric": "bus_bandwidth(GB/s)", "dtype": "bfloat16", ' \
+            '"backend": "all_reduce", "target": %s}'
+    targets.write_text(json.dumps({"devices": [cpu_device_name()], "rule": "test",
+                                   "targets": [json.loads(entry % (2, "1e-9")), json.loads(entry % (4, "1e9"))]}))
+    results = launch(ranks, "--benchmark_filter=Collective/", f"--benchmark_out={tmp_path / 'run.json'}",
+                     "--output", tmp_path / "rows.csv", "--targets", targets)
+    for rank, (code, out, err) in enumerate(results):
+        assert code == 0, f"rank {rank} exit {code}\n{out}\n{err}"
+    assert f"collective_n{ranks}" in results[0][1]              # rank 0's summary
+    assert all(out == "" for _, out, _ in results[1:])          # the other ranks print nothing
+
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["context"]["opbench_world"] == f"rank 0 of {ranks}"
+    entries = [b for b in run["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+    assert len(entries) == len(DTYPES) * 3 * len(OPS)           # 8 B, 1 KiB, 1 MiB on the CPU
+    for b in entries:
+        assert not b.get("error_occurred") and not b.get("skipped"), b   # the exact check passed
+        op = b["name"].split("/")[-1]
+        assert b["ranks"] == ranks and b["samples"] == 20
+        assert b["busbw_GB/s"] == pytest.approx(b["GB/s"] * bus_factor(op, ranks))
+        assert f"gloo ranks={ranks}" in b["label"]
+        assert "%peak" not in b and "%ceiling" not in b         # link traffic is held to no HBM figure
+    for rank in range(1, ranks):                                # each rank's own file, the same cases
+        theirs = json.loads((tmp_path / f"run.rank{rank}.json").read_text())
+        assert [b["name"] for b in theirs["benchmarks"]] == [b["name"] for b in run["benchmarks"]]
+
+    header, *rows = list(csv.reader((tmp_path / "rows.csv").open()))
+    col = {name: i for i, name in enumerate(header)}
+    keys = {(r[col["name"]], r[col["dtype"]], r[col["backend"]], r[col["metric"]]) for r in rows}
+    assert keys == {(f"collective_n{ranks}", d, op, "bus_bandwidth(GB/s)") for d in DTYPES for op in OPS}
+    assert len(rows) == len(keys)                               # written once: by rank 0
+    for r in rows:
+        assert r[col["cases"]] == "3" and r[col["device_id"]] == "cpu" and float(r[col["actual"]]) > 0
+    all_reduce = next(r for r in rows if r[col["backend"]] == "all_reduce" and r[col["dtype"]] == "bfloat16")
+    assert all_reduce[col["status"]] == ("meets target" if ranks == 2 else "below target")
+    assert len((tmp_path / "rows.json").read_text().splitlines()) == len(rows)
+
+
+def test_a_wrong_result_on_one_rank_skips_the_case_on_every_rank_without_a_hang(tmp_path):
+    results = launch(2, "--benchmark_filter=Collective/fp32/1KiB/", f"--benchmark_out={tmp_path / 'run.json'}",
+                     extra_env={"OPBENCH_COLLECTIVE_CORRUPT_RANK": "1"}, timeout=120)
+    assert [code for code, _, _ in results] == [1, 1]
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert len(run["benchmarks"]) == len(OPS)
+    for b in run["benchmarks"]:
+        message = b.get("error_message") or b.get("skip_message")
+        assert "the exact check failed on rank 1" in message, b
+    # rank 1 says what it found, element and values
+    assert "the exact check failed on rank 1: element 0 of" in results[1][2]
+
+
+@pytest.mark.parametrize("env, says", [
+    ({"WORLD_SIZE": "2"}, "WORLD_SIZE=2 is set but RANK is not"),
+    ({"RANK": "2", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}, "RANK=2 is not below WORLD_SIZE=2"),
+    ({"RANK": "0", "WORLD_SIZE": "2"}, "WORLD_SIZE=2 needs MASTER_ADDR and MASTER_PORT"),
+    ({"RANK": "0", "WORLD_SIZE": "two"}, "WORLD_SIZE=two: expected a whole number"),
+])
+def test_an_unusable_launch_environment_is_refused_in_one_line(env, says):
+    clean = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    proc = subprocess.run([str(bench_ops()), "--benchmark_filter=Collective/"], env={**clean, **env},
+                          capture_output=True, text=True, timeout=60)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("bench_ops: ") and says in lines[0]
+
+
+def test_a_world_of_one_needs_no_launcher():
+    proc = run_bench_ops("--benchmark_filter=Collective/fp32/8B/")
+    assert proc.returncode == 0, proc.stderr
+    assert "collective_n1" in proc.stdout

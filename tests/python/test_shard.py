@@ -1,0 +1,107 @@
+"""tools/shard.py on this CPU machine (--shards N runs N CPU processes; on a GPU host one per GPU): a
+sharded sweep gives the experiment rows and the cases of an unsharded one, merged into the same files;
+a shard that dies loses none of the other shard's rows, and shard.py names it and exits 3."""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+from bench_ops_bin import ROOT, bench_ops, run_bench_ops
+
+sys.path.insert(0, str(ROOT / "tools"))
+import shard  # noqa: E402
+
+SHARD_PY = ROOT / "tools" / "shard.py"
+# Fast families on the CPU, a world-of-one collective among them (each shard is its own world).
+FILTER = "--benchmark_filter=^(LayerNorm|RMSNorm|Gemv|GatherGemv|Collective/fp32)/"
+
+
+def shard_py(*args, env=None, timeout=300):
+    return subprocess.run([sys.executable, str(SHARD_PY), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def rows_of(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def row_keys(rows):
+    return {(r["name"], r["dtype"], r["backend"], r["metric"]) for r in rows}
+
+
+def iteration_names(doc):
+    return [b["name"] for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+
+
+def test_a_sharded_cpu_sweep_gives_the_rows_and_cases_of_an_unsharded_one(tmp_path):
+    one = run_bench_ops(FILTER, "--output", tmp_path / "one.csv", f"--benchmark_out={tmp_path / 'one_gb.json'}")
+    assert one.returncode == 0, one.stderr
+    two = shard_py("--shards", 2, "--", FILTER, "--output", tmp_path / "two.csv",
+                   f"--benchmark_out={tmp_path / 'two_gb.json'}")
+    assert two.returncode == 0, two.stderr
+    assert "[shard 0 cpu]" in two.stdout and "[shard 1 cpu]" in two.stdout
+
+    # The rows: the same set (experiment, dtype, backend, metric), one run id, each naming its device.
+    unsharded, sharded = rows_of(tmp_path / "one.csv"), rows_of(tmp_path / "two.csv")
+    assert row_keys(sharded) == row_keys(unsharded) and len(sharded) == len(unsharded)
+    assert len({r["run_id"] for r in sharded}) == 1
+    assert {r["device_id"] for r in sharded} == {"cpu"}
+    records = [json.loads(line) for line in (tmp_path / "two.json").read_text().splitlines()]
+    assert len(records) == len(sharded)
+    assert all(rec["benchmark"]["extra_info"]["device_id"] == "cpu" for rec in records)
+
+    # The merged Google Benchmark JSON: every case once, in the order one process runs them, tagged.
+    single, merged = json.load(open(tmp_path / "one_gb.json")), json.load(open(tmp_path / "two_gb.json"))
+    assert iteration_names(merged) == iteration_names(single)
+    assert {b["opbench_shard"] for b in merged["benchmarks"]} == {"0", "1"}   # both shards had work
+    assert all(b["opbench_device_id"] == "cpu" and not b.get("error_occurred") for b in merged["benchmarks"])
+    assert merged["context"]["opbench_shards"] == "2" and "opbench_failed_shards" not in merged["context"]
+
+
+def test_a_killed_shard_loses_none_of_the_other_shards_rows(tmp_path):
+    wrapper = tmp_path / "bench_ops_dies_as_shard_1"
+    wrapper.write_text(f'#!/bin/sh\n[ "$OPBENCH_SHARD" = 1 ] && kill -9 $$\nexec "{bench_ops()}" "$@"\n')
+    wrapper.chmod(0o755)
+    run = shard_py("--shards", 2, "--bench-ops", wrapper, "--", FILTER, "--output", tmp_path / "rows.csv",
+                   f"--benchmark_out={tmp_path / 'merged.json'}")
+    assert run.returncode == 3, run.stderr
+    assert "shard 1 (cpu): FAILED: killed by signal 9" in run.stderr
+    assert "failed shard(s): 1" in run.stderr
+    # Exactly shard 0's rows: those bench_ops writes for share 0 of 2 on its own.
+    alone = run_bench_ops(FILTER, "--opbench_shard=0/2", "--output", tmp_path / "shard0.csv")
+    assert alone.returncode == 0, alone.stderr
+    kept = rows_of(tmp_path / "rows.csv")
+    assert kept and row_keys(kept) == row_keys(rows_of(tmp_path / "shard0.csv"))
+    merged = json.load(open(tmp_path / "merged.json"))
+    assert merged["context"]["opbench_failed_shards"] == "1"
+    assert {b["opbench_shard"] for b in merged["benchmarks"]} == {"0"} and iteration_names(merged)
+
+
+def test_an_unfinished_shard_json_keeps_its_complete_entries(tmp_path):
+    path = tmp_path / "shard.json"
+    path.write_text('{\n  "context": {"opbench_device_id": "cuda:1"},\n  "benchmarks": [\n'
+                    '    {"name": "A/fp32/1/aten", "real_time": 1.0},\n    {"name": "B/fp32/1/aten", "real_ti')
+    doc, complete = shard.read_shard_json(path)
+    assert not complete
+    assert doc["context"] == {"opbench_device_id": "cuda:1"}
+    assert [b["name"] for b in doc["benchmarks"]] == ["A/fp32/1/aten"]
+
+
+def test_unusable_input_is_one_line_and_exit_2(tmp_path):
+    no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    cases = [
+        (["--", FILTER], "no GPU found"),
+        (["--shards", 2, "--", FILTER, "--opbench_markdown", tmp_path / "x.md"], "--opbench_markdown cannot be given"),
+        (["--shards", 2, "--", FILTER, "--benchmark_out_format=csv"], "the merged file is JSON"),
+        (["--shards", 2, "--", FILTER, "--output", tmp_path / "r.csv", f"--benchmark_out={tmp_path / 'r.json'}"],
+         "is also a file --output"),
+        (["--shards", 0, "--", FILTER], "--shards 0: expected 1 to 4096"),
+    ]
+    for args, says in cases:
+        proc = shard_py(*args, env=no_gpu)
+        assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    bad_filter = shard_py("--shards", 2, "--", "--benchmark_filter=(", env=no_gpu)
+    assert bad_filter.returncode == 2 and "not a valid regular expression" in bad_filter.stderr
