@@ -9,6 +9,7 @@ import os
 import platform
 import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -34,7 +35,8 @@ def launch(ranks, *args, extra_env=None, timeout=180):
     procs = []
     for rank in range(ranks):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(ranks), LOCAL_RANK=str(rank),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), **(extra_env or {}))
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), CUDA_VISIBLE_DEVICES="",   # gloo, also on a GPU host
+                   **(extra_env or {}))
         procs.append(subprocess.Popen([str(bench_ops()), *map(str, args)], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     try:
@@ -130,3 +132,18 @@ def test_a_world_of_one_needs_no_launcher():
     proc = run_bench_ops("--benchmark_filter=Collective/fp32/8B/")
     assert proc.returncode == 0, proc.stderr
     assert "collective_n1" in proc.stdout
+
+
+def test_torchrun_launches_the_ranks(tmp_path):
+    """`torchrun --nproc-per-node=2 --no-python bench_ops`: the ranks meet through torchrun's own store
+    (TORCHELASTIC_USE_AGENT_STORE), rank 0 writes the rows, rank 1 its rank-suffixed JSON."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+                           "--no-python", str(bench_ops()), "--benchmark_filter=Collective/fp32/8B/",
+                           "--output", str(tmp_path / "rows.csv"), f"--benchmark_out={tmp_path / 'run.json'}"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    header, *rows = list(csv.reader((tmp_path / "rows.csv").open()))
+    assert {r[header.index("name")] for r in rows} == {"collective_n2"} and len(rows) == len(OPS)
+    theirs = json.loads((tmp_path / "run.rank1.json").read_text())
+    assert theirs["context"]["opbench_world"] == "rank 1 of 2" and len(theirs["benchmarks"]) == len(OPS)

@@ -1,4 +1,4 @@
-"""tools/shard.py on this CPU machine (--shards N runs N CPU processes; on a GPU host one per GPU): a
+"""tools/shard.py on the CPU (--shards N runs N CPU processes; on a GPU host one per GPU, hidden here): a
 sharded sweep gives the experiment rows and the cases of an unsharded one, merged into the same files;
 a shard that dies loses none of the other shard's rows, and shard.py names it and exits 3."""
 import csv
@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from bench_ops_bin import ROOT, bench_ops, run_bench_ops
+from bench_ops_bin import ROOT, bench_ops
 
 sys.path.insert(0, str(ROOT / "tools"))
 import shard  # noqa: E402
@@ -17,9 +17,17 @@ SHARD_PY = ROOT / "tools" / "shard.py"
 FILTER = "--benchmark_filter=^(LayerNorm|RMSNorm|Gemv|GatherGemv|Collective/fp32)/"
 
 
-def shard_py(*args, env=None, timeout=300):
+CPU_ONLY = dict(os.environ, CUDA_VISIBLE_DEVICES="")   # the CPU cases, also on a GPU host
+
+
+def shard_py(*args, env=CPU_ONLY, timeout=300):
     return subprocess.run([sys.executable, str(SHARD_PY), *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, env=env)
+
+
+def run_bench_ops(*args):
+    return subprocess.run([str(bench_ops()), *map(str, args)], capture_output=True, text=True, timeout=300,
+                          env=CPU_ONLY)
 
 
 def rows_of(path):
@@ -90,7 +98,6 @@ def test_an_unfinished_shard_json_keeps_its_complete_entries(tmp_path):
 
 
 def test_unusable_input_is_one_line_and_exit_2(tmp_path):
-    no_gpu = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     cases = [
         (["--", FILTER], "no GPU found"),
         (["--shards", 2, "--", FILTER, "--opbench_markdown", tmp_path / "x.md"], "--opbench_markdown cannot be given"),
@@ -100,8 +107,8 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path):
         (["--shards", 0, "--", FILTER], "--shards 0: expected 1 to 4096"),
     ]
     for args, says in cases:
-        proc = shard_py(*args, env=no_gpu)
+        proc = shard_py(*args)
         assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    bad_filter = shard_py("--shards", 2, "--", "--benchmark_filter=(", env=no_gpu)
+    bad_filter = shard_py("--shards", 2, "--", "--benchmark_filter=(")
     assert bad_filter.returncode == 2 and "not a valid regular expression" in bad_filter.stderr
