@@ -2,7 +2,7 @@
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
 #   verify/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
-#                                    models models_py timers selftest (not in the default list: minutes each)
+#                                    collective; models models_py timers selftest (not in the default list: minutes each)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -111,6 +111,27 @@ step_selftest() {  # issue 17: the gate's false alarms and detection of an injec
     --out-dir /tmp/gate_selftest --json "$out/gate_selftest.json" >"$out/gate_selftest.txt" 2>"$out/gate_selftest.log"
   cat "$out/gate_selftest.txt" >&2
 }
+step_collective() {  # issue 16, builds nothing: the Collective family over NCCL on this GPU as a world of one,
+                     # the same launched by torchrun (env rendezvous through its agent), a shard.py sweep
+  wall $bench --benchmark_filter=Collective/ --benchmark_out="$out/collective_n1.json" --benchmark_out_format=json \
+    --output "$out/collective_rows.csv" >"$out/collective_n1.txt" 2>&1
+  log "collective, world of one: rc $?, $(grep -c '^Collective/' "$out/collective_n1.txt") case lines, $(grep -c 'skipped' "$out/collective_n1.txt") skipped"
+  local launcher=()
+  if command -v torchrun >/dev/null; then launcher=(torchrun)
+  elif python3 -c 'import torch.distributed.run' 2>/dev/null; then launcher=(python3 -m torch.distributed.run); fi
+  if [ ${#launcher[@]} -gt 0 ]; then
+    wall "${launcher[@]}" --standalone --nproc-per-node=1 --no-python $bench --benchmark_filter=Collective/ \
+      --benchmark_out="$out/collective_torchrun.json" --benchmark_out_format=json \
+      --output "$out/collective_torchrun_rows.csv" >"$out/collective_torchrun.txt" 2>&1
+    log "collective under ${launcher[*]} --nproc-per-node=1: rc $?, $(grep -c '^Collective/' "$out/collective_torchrun.txt") case lines"
+  else
+    log "collective under torchrun: no torchrun here; not run"
+  fi
+  wall python3 tools/shard.py -- --benchmark_filter='^(Ceiling/.*/read|LayerNorm/bf16|Collective/bf16)/' \
+    --output "$out/shard_rows.csv" --benchmark_out="$out/shard.json" >"$out/shard.txt" 2>&1
+  log "shard.py over this host's GPUs: rc $?; $(grep '^shard.py: shard' "$out/shard.txt" | tr '\n' ' ')"
+  tail -14 "$out/collective_n1.txt" >&2
+}
 step_replay() {
   wall $bench --oplog "${OPLOG:-../shared/data/oplogs/BertForMaskedLM_training.txt}" --output "$out/replay_bert.csv" \
     --benchmark_out="$out/replay_bert.json" --benchmark_out_format=json >"$out/replay_bert.txt" 2>&1
@@ -120,6 +141,6 @@ step_replay() {
 
 log "$(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), sha $(cat .opbench_sha 2>/dev/null)"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager compile ncu graph aa trace rows replay)
+[ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager compile ncu graph aa trace rows replay collective)
 for s in "${steps[@]}"; do log "step $s"; "step_$s"; done
 tail -25 "$out/sweep.txt" 2>/dev/null
