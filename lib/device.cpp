@@ -83,9 +83,9 @@ bool fill_gpu(DeviceInfo& info) {
   info.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
   info.peaks = lookup_datasheet(info.name);
   int clock_khz = 0;
-  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0) == cudaSuccess) info.rated_sm_clock_mhz = clock_khz / 1e3;
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index) == cudaSuccess) info.rated_sm_clock_mhz = clock_khz / 1e3;
   char bus_id[32] = {};
-  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0) == cudaSuccess) info.pci_bus_id = bus_id;
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, index) == cudaSuccess) info.pci_bus_id = bus_id;
   (void)cudaGetLastError();
   return true;
 }
