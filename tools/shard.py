@@ -118,8 +118,9 @@ def run_shards(bench_ops, args, devices, run_id, work, times):
     procs, threads = [], []
     for i, (label, cuda) in enumerate(devices):
         env = dict(os.environ, OPBENCH_SHARD=str(i))
-        if cuda is not None:
+        if cuda is not None:   # nvidia-smi's numbering is the PCI order; make CUDA's the same
             env["CUDA_VISIBLE_DEVICES"] = cuda
+            env.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
         out = work / f"shard{i}.json"
         cmd = [bench_ops, *args, f"--opbench_shard={i}/{len(devices)}", f"--opbench_run_id={run_id}",
                f"--benchmark_out={out}", "--benchmark_out_format=json"]
