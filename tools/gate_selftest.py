@@ -13,6 +13,8 @@ is caught when the gate calls it a regression. The smallest reliably caught slow
 off the A/A rounds: the gate needs a change above max(threshold, 4.5 standard errors); a true slowdown s
 shifts a round's change c to about c + s, so s must exceed max(threshold, 4.5 se) - c in 95% of rounds
 (the 95th percentile over rounds; the U test's p is far below alpha at such shifts with >= 5 repetitions).
+With --time-budget the runs stop being started once that many seconds have passed, and only the rounds
+whose groups all finished are evaluated (the output says how many of --rounds that was).
 Exit status: 0 when no A/A round failed and every case was caught in >= 95% of rounds, 1 otherwise,
 2 on unusable input. Full description: docs/compare_and_gate.md ("Is the gate trustworthy here?").
 """
@@ -36,7 +38,8 @@ RELIABLE = 0.95
 
 
 def plan(args, out_dir: str) -> tuple:
-    """The processes in run order (base and slow interleaved) and each group's JSON files."""
+    """The processes in run order (base and slow interleaved, round after round, so that the rounds
+    finished when a time budget runs out are the first ones) and each group's JSON files."""
     groups: dict = {}
     processes = []
     inject = f"--opbench_inject_slowdown={args.slowdown:g}"
@@ -56,11 +59,21 @@ def plan(args, out_dir: str) -> tuple:
 
 
 def merged(groups: dict, out_dir: str) -> dict:
+    """Merged JSON of every group whose processes all finished."""
     paths = {}
     for name, files in groups.items():
-        paths[name] = os.path.join(out_dir, f"{name}.json")
-        merge_runs(files, paths[name])
+        if all(os.path.exists(f) for f in files):
+            paths[name] = os.path.join(out_dir, f"{name}.json")
+            merge_runs(files, paths[name])
     return paths
+
+
+def complete_rounds(paths: dict, rounds: int) -> int:
+    """Rounds i whose groups Bi, B(i+1) and Si all finished, counted from the first."""
+    done = 0
+    while done < rounds and all(g in paths for g in (f"B{done}", f"B{done + 1}", f"S{done}")):
+        done += 1
+    return done
 
 
 def gate_round(policy, base: str, new: str) -> tuple:
@@ -104,7 +117,8 @@ def evaluate(policy, paths: dict, rounds: int) -> dict:
 
 def report(result: dict, args, wall_s: float) -> list:
     r = args.rounds
-    lines = [f"gate self-test: {args.binary}, filter {args.filter!r}, {r} rounds x {args.repetitions} repetitions "
+    planned = "" if result["rounds_planned"] == r else f" (of {result['rounds_planned']} planned: time budget)"
+    lines = [f"gate self-test: {args.binary}, filter {args.filter!r}, {r} rounds{planned} x {args.repetitions} repetitions "
              f"per side, injected slowdown {args.slowdown:g}%, policy {result['policy']}, {wall_s:.0f} s",
              f"A/A (the same binary against itself): the gate failed in {result['aa_rounds_failed']} of {r} rounds",
              f"injected {args.slowdown:g}%: the gate failed in {result['detection_rounds_failed']} of {r} rounds", "",
@@ -132,6 +146,8 @@ def parse_args(argv: list) -> argparse.Namespace:
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="processes started at a time (compare.py --jobs)")
     p.add_argument("--out-dir", help="folder for every run's JSON and log (default: a new temporary folder)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON")
+    p.add_argument("--time-budget", type=float, metavar="S", help="start no process after S seconds; evaluate the "
+                   "rounds that finished")
     p.add_argument("--bench-arg", action="append", default=[], metavar="ARGS", help="extra bench_ops arguments")
     args = p.parse_args(argv)
     if args.rounds < 1 or args.jobs < 1 or not args.slowdown > 0 or (args.repetitions or 2) < 2:
@@ -141,6 +157,7 @@ def parse_args(argv: list) -> argparse.Namespace:
 
 def main(argv: list | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    planned = args.rounds
     try:
         policy = load_policy(args.policy)
         args.repetitions = args.repetitions or policy.min_repetitions
@@ -152,13 +169,22 @@ def main(argv: list | None = None) -> int:
         processes, groups = plan(args, out_dir)
         print(f"[selftest] {len(processes)} processes, runs in {out_dir}", file=sys.stderr)
         start = time.monotonic()
-        run_processes(processes, args.jobs, os.path.join(out_dir, "gpu.lock"))
+        run_processes(processes, args.jobs, os.path.join(out_dir, "gpu.lock"), args.time_budget)
         wall_s = time.monotonic() - start
-        result = evaluate(policy, merged(groups, out_dir), args.rounds)
+        paths = merged(groups, out_dir)
+        done = complete_rounds(paths, args.rounds)
+        if done == 0:
+            raise InputError(f"no round finished within --time-budget {args.time_budget:g} s")
+        if done < args.rounds:
+            print(f"[selftest] the time budget ended the runs: {done} of {args.rounds} rounds finished and are "
+                  "evaluated", file=sys.stderr)
+            args.rounds = done
+        result = evaluate(policy, paths, args.rounds)
     except InputError as e:
         print(f"gate_selftest.py: {e}", file=sys.stderr)
         return 2
-    result.update(policy=policy.path, rounds=args.rounds, repetitions=args.repetitions, slowdown_pct=args.slowdown,
+    result.update(policy=policy.path, rounds=args.rounds, rounds_planned=planned, repetitions=args.repetitions,
+                  slowdown_pct=args.slowdown,
                   filter=args.filter, binary=args.binary, jobs=args.jobs, wall_s=wall_s)
     print("\n".join(report(result, args, wall_s)))
     if args.json:

@@ -31,13 +31,19 @@ def benchmark_command(binary: str, filter_regex: str, out: str, extra: list) -> 
     return cmd
 
 
-def run_processes(processes: list, jobs: int, lock_path: str | None) -> None:
-    """Runs every process; InputError naming the first that failed (exit status, or no JSON written)."""
+def run_processes(processes: list, jobs: int, lock_path: str | None, budget_s: float | None = None) -> None:
+    """Runs every process (with `budget_s`, none is started after that many seconds: the caller uses
+    what finished); InputError naming the first that failed (exit status, or no JSON written)."""
     running: list = []
     pending = list(processes)
     start = time.monotonic()
     done = 0
     while pending or running:
+        if budget_s is not None and pending and time.monotonic() - start > budget_s:
+            print(f"[runs] time budget of {budget_s:g} s spent: {len(pending)} process(es) not started", file=sys.stderr)
+            pending = []
+            if not running:
+                break
         while pending and len(running) < max(1, jobs):
             p = pending.pop(0)
             cmd = p.cmd + ([f"--opbench_gpu_lock={lock_path}"] if jobs > 1 and lock_path else [])

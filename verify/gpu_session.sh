@@ -107,6 +107,7 @@ PY
 }
 step_selftest() {  # issue 17: the gate's false alarms and detection of an injected 5% slowdown, 20 rounds
   wall python3 tools/gate_selftest.py --binary $bench --rounds "${SELFTEST_ROUNDS:-20}" --jobs 4 --slowdown 5 \
+    ${SELFTEST_BUDGET_S:+--time-budget "$SELFTEST_BUDGET_S"} \
     --filter '^(LayerNorm/bf16/4096x8192|RMSNorm/bf16/4096x16384|Gemv/bf16/16384)/cuda$' \
     --out-dir /tmp/gate_selftest --json "$out/gate_selftest.json" >"$out/gate_selftest.txt" 2>"$out/gate_selftest.log"
   cat "$out/gate_selftest.txt" >&2
