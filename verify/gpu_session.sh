@@ -113,6 +113,7 @@ step_selftest() {  # issue 17: the gate's false alarms and detection of an injec
   cat "$out/gate_selftest.txt" >&2
 }
 step_collective() {  # issue 16, builds nothing: the Collective family over NCCL on this GPU as a world of one,
+  export OPBENCH_COLLECTIVE_NCCL=1   # opt-in: its first GPU run crashed (benchmarks/collective/communicator.cpp)
                      # the same launched by torchrun (env rendezvous through its agent), a shard.py sweep
   wall $bench --benchmark_filter=Collective/ --benchmark_out="$out/collective_n1.json" --benchmark_out_format=json \
     --output "$out/collective_rows.csv" >"$out/collective_n1.txt" 2>&1

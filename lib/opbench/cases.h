@@ -31,8 +31,9 @@ std::string dtype_name(c10::ScalarType type);               // bf16 fp16 fp32 fp
 std::string shape_name(const std::vector<int64_t>& dims);   // {4096, 8192} -> "4096x8192"
 
 // --opbench_inject_slowdown: the gate's self-test makes selected cases slower on purpose. Each such
-// case is timed once as it is, then timed again with a delay of `fraction` x that median added to every
-// iteration (a spinning kernel on the GPU, a busy wait on the host); the label and counters say so.
+// case is timed once as it is, then timed again with a delay added to every iteration (a spinning kernel
+// on the GPU, a busy wait on the host) calibrated to make it `fraction` slower (a second pass corrects
+// for the delay's own overhead); the label and counters (injected_delay_us, injected_slowdown_pct) say so.
 struct InjectedSlowdown {
   double fraction = 0;   // 0.05: 5%
   std::string pattern;   // a regular expression searched in the case name; empty: every case
@@ -134,6 +135,8 @@ class CaseContext {
   bool finished() const { return finished_; }
 
  private:
+  Measurement measure_slowed(const std::function<void()>& iteration, double base_seconds, TimerKind kind,
+                             CacheMode cache, const StoppingRule& rule, const ThrottleRule& throttle);
   benchmark::State& state_;
   const CaseInfo& info_;
   RunContext& run_;
