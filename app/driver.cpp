@@ -92,9 +92,10 @@ void add_measurement_context(const DeviceInfo& device, const RunOptions& options
 }
 
 // --opbench_gpu_lock: blocks until this process holds the lock; it is released when the process exits.
-// The CUDA context is made first, outside the lock: that is most of a process's start-up on a GPU
-// (measured on the H100: ~2 s a process with it inside), and it runs no work on the device. Whether
-// starting neighbours disturb the timed process is what gate_selftest.py's A/A rounds measure.
+// The CUDA context is made first, outside the lock, so that its creation overlaps other processes' runs
+// (it runs no work on the device). On the H100 a process still took ~2.2 s, four started at a time
+// (results/NVIDIA_H100_80GB_HBM3/gate_selftest/): what else costs under the lock is not yet measured.
+// Whether starting neighbours disturb the timed process is what gate_selftest.py's A/A rounds measure.
 void hold_gpu_lock(const std::string& path, const DeviceInfo& device) {
 #ifdef OPBENCH_HAVE_CUDA
   if (device.is_gpu) OPBENCH_CUDA_CHECK(cudaFree(nullptr));

@@ -14,7 +14,6 @@
 
 #include "opbench/activity_span.h"
 
-#include "cuda/block_stream.h"
 #include "cuda/timer_kernels.h"
 #ifdef OPBENCH_HAVE_CUPTI
 #include "cuda/cupti_activity.h"

@@ -18,6 +18,18 @@ __device__ uint32_t read_smid() {
   return smid;
 }
 
+// Holds its stream until the host releases it (or a timeout passes), so that a timed iteration is fully
+// enqueued before the GPU reaches it and host launch latency stays out of the timing.
+__global__ void block_stream_kernel(const volatile int32_t* release, int32_t* timed_out, uint64_t timeout_ns) {
+  const uint64_t start = read_globaltimer();
+  while (*release == 0) {
+    if (read_globaltimer() - start > timeout_ns) {
+      *timed_out = 1;
+      return;
+    }
+  }
+}
+
 __global__ void sm0_timestamps_kernel(uint64_t* out) {
   if (read_smid() != 0) return;
   const uint64_t ns = read_globaltimer();
@@ -47,6 +59,11 @@ __global__ void read_flush_kernel(const int4* data, size_t count, int* sink) {
 }
 
 }  // namespace
+
+void launch_block_stream(cudaStream_t stream, const int32_t* release, int32_t* timed_out, uint64_t timeout_ns) {
+  block_stream_kernel<<<1, 1, 0, stream>>>(release, timed_out, timeout_ns);
+  OPBENCH_CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_read_flush(cudaStream_t stream, const void* buffer, size_t bytes, int* sink, int sm_count) {
   read_flush_kernel<<<4 * sm_count, 512, 0, stream>>>(static_cast<const int4*>(buffer), bytes / 16, sink);

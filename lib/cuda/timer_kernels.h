@@ -1,10 +1,15 @@
-// Internal: the timers' own kernels (timer_kernels.cu): clock stamps, the injected delay, the L2 flush.
+// Internal: the timers' own kernels (timer_kernels.cu): the stream hold, clock stamps, the injected
+// delay, the L2 flush.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
 namespace opbench::detail {
+
+// Holds `stream` until the host sets *release (mapped host memory, as is `timed_out`), or sets
+// *timed_out after `timeout_ns`.
+void launch_block_stream(cudaStream_t stream, const int32_t* release, int32_t* timed_out, uint64_t timeout_ns);
 
 // Writes {globaltimer ns, clock64 cycles} as read on SM 0 to `out` (device pointer to mapped host
 // memory, 2 x uint64, 16-byte aligned). A grid of 2 x sm_count one-thread blocks makes a block on SM 0 all but certain;
