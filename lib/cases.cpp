@@ -40,10 +40,9 @@ std::string add_clock_counters(benchmark::State& state, const Measurement& m, co
   if (t.sm_clock_mhz) state.counters["nvml_sm_clock_mhz"] = *t.sm_clock_mhz;
   if (t.power_w) state.counters["power_w"] = *t.power_w;
   if (t.temperature_c) state.counters["temperature_c"] = *t.temperature_c;
-  const double taken = static_cast<double>(m.samples.size()) + m.throttled_samples;
-  if (m.throttled_samples <= kThrottledShareFlag * taken) return "";
+  if (!throttled_share_exceeded(m.throttled_samples, static_cast<double>(m.samples.size()))) return "";
   std::string note = " THROTTLED(" + std::to_string(m.throttled_samples) + " of " +
-                     std::to_string(static_cast<int64_t>(taken)) + " samples discarded";
+                     std::to_string(m.samples.size() + m.throttled_samples) + " samples discarded";
   if (t.clock_reasons)
     for (const std::string& why : slowdown_reason_names(*t.clock_reasons)) note += " " + why;
   return note + ")";

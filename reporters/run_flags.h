@@ -15,8 +15,7 @@ inline double counter_or(const benchmark::BenchmarkReporter::Run& run, const cha
 
 // More than kThrottledShareFlag of the samples taken were discarded as throttled.
 inline bool run_throttled(const benchmark::BenchmarkReporter::Run& run) {
-  const double throttled = counter_or(run, "throttled_samples", 0);
-  return throttled > kThrottledShareFlag * (throttled + counter_or(run, "samples", 0));
+  return throttled_share_exceeded(counter_or(run, "throttled_samples", 0), counter_or(run, "samples", 0));
 }
 
 // " THROTTLED(k/n)" and/or " INJECTED(+d us)", or "".

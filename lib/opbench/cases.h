@@ -100,8 +100,11 @@ struct TimingRequest {
 };
 
 // A case whose discarded (throttled) samples exceed this share of all it took is flagged: label,
-// summary, compare and gate say so.
+// summary, compare and gate say so (tools/opbench_results.py's THROTTLED_SHARE is the same figure).
 inline constexpr double kThrottledShareFlag = 0.05;
+inline bool throttled_share_exceeded(double discarded, double kept) {
+  return discarded > kThrottledShareFlag * (discarded + kept);
+}
 
 // Cases whose backend cannot run here are skipped with a message starting with kUnavailablePrefix;
 // such skips do not make bench_ops exit non-zero, other skips do.
