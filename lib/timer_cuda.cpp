@@ -123,26 +123,33 @@ class TimedRegion {
 
 cudaStream_t current_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
 
-class EventSampler final : public Sampler {
+// What every sampler on a TimedRegion shares: the region, the SM clock of its last sample, and a
+// warm-up that runs the iteration unheld and waits for it.
+class RegionSampler : public Sampler {
  public:
-  explicit EventSampler(CacheMode cache) : region_(cache, current_stream()) {}
+  explicit RegionSampler(CacheMode cache) : region_(cache, current_stream()) {}
   void warm_up(const std::function<void()>& iteration) override {
     iteration();
     OPBENCH_CUDA_CHECK(cudaStreamSynchronize(region_.stream()));
   }
+  std::optional<double> last_sm_clock_mhz() const override { return region_.last_sm_clock_mhz(); }
+
+ protected:
+  TimedRegion region_;
+};
+
+class EventSampler final : public RegionSampler {
+ public:
+  using RegionSampler::RegionSampler;
   double time_one(const std::function<void()>& iteration) override {
     return region_.seconds(iteration);
   }
   TimerKind kind() const override { return TimerKind::kEvents; }
-  std::optional<double> last_sm_clock_mhz() const override { return region_.last_sm_clock_mhz(); }
-
- private:
-  TimedRegion region_;
 };
 
-class GraphSampler final : public Sampler {
+class GraphSampler final : public RegionSampler {
  public:
-  explicit GraphSampler(CacheMode cache) : region_(cache, current_stream()) {}
+  using RegionSampler::RegionSampler;
   void warm_up(const std::function<void()>& iteration) override {
     last_warmup_seconds_ = region_.seconds(iteration);
   }
@@ -151,7 +158,6 @@ class GraphSampler final : public Sampler {
     return region_.seconds([this] { graph_->replay(); }) / batch_;
   }
   TimerKind kind() const override { return TimerKind::kGraph; }
-  std::optional<double> last_sm_clock_mhz() const override { return region_.last_sm_clock_mhz(); }
 
  private:
   void capture(const std::function<void()>& iteration) {
@@ -170,7 +176,6 @@ class GraphSampler final : public Sampler {
     OPBENCH_CUDA_CHECK(cudaStreamSynchronize(region_.stream()));
   }
 
-  TimedRegion region_;
   std::unique_ptr<at::cuda::CUDAGraph> graph_;
   int batch_ = 1;
   double last_warmup_seconds_ = 0;
@@ -180,13 +185,9 @@ class GraphSampler final : public Sampler {
 // Events and stamps as EventSampler; the sample is the busy time of the activities CUPTI attributes to
 // the iteration's enqueue (a fresh correlation id per enqueue, so a repeated enqueue after a timed-out
 // hold is not counted twice).
-class CuptiSampler final : public Sampler {
+class CuptiSampler final : public RegionSampler {
  public:
-  explicit CuptiSampler(CacheMode cache) : activity_(detail::CuptiActivity::instance()), region_(cache, current_stream()) {}
-  void warm_up(const std::function<void()>& iteration) override {
-    iteration();
-    OPBENCH_CUDA_CHECK(cudaStreamSynchronize(region_.stream()));
-  }
+  explicit CuptiSampler(CacheMode cache) : RegionSampler(cache), activity_(detail::CuptiActivity::instance()) {}
   double time_one(const std::function<void()>& iteration) override {
     uint64_t id = 0;
     region_.seconds([&] {
@@ -200,11 +201,9 @@ class CuptiSampler final : public Sampler {
     return static_cast<double>(busy_ns(spans)) * 1e-9;
   }
   TimerKind kind() const override { return TimerKind::kCupti; }
-  std::optional<double> last_sm_clock_mhz() const override { return region_.last_sm_clock_mhz(); }
 
  private:
   detail::CuptiActivity& activity_;
-  TimedRegion region_;
   uint64_t last_id_ = 0;
 };
 #endif
