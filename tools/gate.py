@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import fmt_change, fmt_p, fmt_value, throttle_text  # noqa: E402
 from opbench_results import InputError, load_run, parse_json_file  # noqa: E402
-from opbench_stats import NOISE_Z, RERUN_ADVICE, CaseResult, compare_runs  # noqa: E402
+from opbench_stats import NOISE_Z, RERUN_ADVICE, CaseResult, Comparison, compare_runs  # noqa: E402
 
 DEFAULT_POLICY_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "perf-policy.json")
 DEFAULTS = {"metric": "real_time", "alpha": 0.05, "min_repetitions": 9, "max_slowdown_pct": 3.0,
@@ -164,7 +164,8 @@ class Outcome:
         return 0
 
 
-def check_runs(base: str, new: str, policy: Policy, out: Outcome) -> None:
+def check_runs(base: str, new: str, policy: Policy, out: Outcome) -> Comparison:
+    """Adds the findings of comparing BASE with NEW to `out`; returns the comparison they came from."""
     comp = compare_runs(load_run(base), load_run(new), policy.metric, policy.alpha, policy.threshold_for)
     out.compared = len(comp.cases)
     out.notes.append(f"{policy.metric}: {len(comp.cases)} cases, {comp.old_reps} vs {comp.new_reps} "
@@ -184,6 +185,7 @@ def check_runs(base: str, new: str, policy: Policy, out: Outcome) -> None:
     kind = "missing" if policy.fail_on_missing else "removed"
     out.findings += [Finding(kind, n, "in BASE, not in NEW") for n in comp.only_old]
     out.findings += [Finding("added", n, "in NEW only") for n in comp.only_new]
+    return comp
 
 
 def case_finding(c: CaseResult, metric: str) -> Finding | None:

@@ -30,9 +30,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gate import Outcome, check_runs, load_policy  # noqa: E402
-from opbench_results import InputError, load_run, merge_runs  # noqa: E402
+from opbench_results import InputError, merge_runs  # noqa: E402
 from opbench_runs import Process, benchmark_command, run_processes  # noqa: E402
-from opbench_stats import NOISE_Z, compare_runs  # noqa: E402
+from opbench_stats import NOISE_Z  # noqa: E402
 
 RELIABLE = 0.95
 
@@ -79,8 +79,7 @@ def complete_rounds(paths: dict, rounds: int) -> int:
 def gate_round(policy, base: str, new: str) -> tuple:
     """(gate fails?, {case: CaseResult}) of the gate's comparison of two merged groups."""
     out = Outcome()
-    check_runs(base, new, policy, out)
-    comp = compare_runs(load_run(base), load_run(new), policy.metric, policy.alpha, policy.threshold_for)
+    comp = check_runs(base, new, policy, out)
     return any(f.failing for f in out.findings), {c.name: c for c in comp.cases}
 
 
