@@ -1,9 +1,9 @@
-// opbench's own GEMV kernels (gemv.cu): y = W @ x with W in bf16 or int8 (dequantized on the fly,
+// opbench's own GEMV kernels (gemv_kernel.cu, gemv_vector.cuh): y = W @ x with W in bf16 or int8 (dequantized on the fly,
 // no scales unless `row_scale` is given: then y is scaled per output row, per expert when gathering with
 // row_scale_expert_stride), x and y in bf16 (one x per selected expert with x_stride), fp32
-// accumulation. One warp per one or two output rows, 16-byte loads of W and x with several in flight
-// per lane where the layout allows it (else a scalar loop),
-// a warp-shuffle reduction, one bf16 store per row. With `expert_idx` the same kernel gathers:
+// accumulation. Groups of warps per few output rows, 16-byte loads of W and x with several in flight
+// per lane where the layout allows it (else a scalar loop), shuffle and shared-memory reductions, one
+// bf16 store per row. With `expert_idx` the same kernel gathers:
 // output row block e uses W + expert_idx[e] * expert_stride (the index is read on the device).
 // Plain C++ interface (no ATen) so that .cpp files and tests can call it.
 #pragma once
@@ -33,6 +33,10 @@ struct GemvArgs {
   // row_scale, the int8 per-channel dequantization of the decode models. nullptr: no scale.
   const void* row_scale = nullptr;
   int64_t row_scale_expert_stride = 0;   // elements between consecutive experts' scales; 0: shared
+  // Programmatic dependent launch (sm_90+, common/launch.cuh): the kernel may start while the previous
+  // kernel of the stream finishes, and prefetches W before it waits for x. Every kernel before it that
+  // writes x, y or the index must let it (the decode step's kernels do); off: an ordinary launch.
+  bool programmatic = false;
 };
 
 // The arguments for y = W @ x with a contiguous square W (d x d); gather fields left unset.

@@ -1,0 +1,232 @@
+// The device code of opbench's GEMV (gemv_kernel.h says what it computes; gemv_kernel.cu launches it),
+// a header so that verify/tune/kernel_tune.cu can time every configuration. Include only from .cu files.
+//
+// Mapping: a block of kWarpsPerBlock warps is split into row groups of kGroup warps; a group computes
+// kRows consecutive output rows (grid.x covers the rows), grid.y one slice per selected expert (1 for a
+// plain GEMV). The kGroup x 32 lanes of a group read consecutive 16-byte chunks of each of its rows (a
+// group step covers kGroup x 512 contiguous bytes of a row), kSteps steps of all kRows rows in flight
+// per lane before any arithmetic, multiply with the matching elements of x in fp32 (converted once per
+// chunk for all of the group's rows), and sum with warp shuffles, then across the group's warps in
+// shared memory. W is streamed past L1 (__ldcs); x is re-read by every group from L1/L2.
+//
+// Programmatic dependent launch (sm_90): the kernel prefetches its first steps of W into L2, then waits for the
+// kernels it depends on (griddepcontrol.wait: nothing it reads besides W and the scales may be ready
+// before), then lets the next kernel launch (griddepcontrol.launch_dependents). Launched without the
+// attribute, both instructions return at once.
+#pragma once
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "common/launch.cuh"
+
+namespace opbench::kernels::gemv {
+
+constexpr int kWarpSize = 32;
+constexpr int kWarpsPerBlock = 8;
+constexpr int kThreadsPerBlock = kWarpSize * kWarpsPerBlock;
+constexpr int kVectorBytes = 16;
+
+struct Params {
+  const void* w;
+  int64_t rows, cols, row_stride;
+  const __nv_bfloat16* x;
+  int64_t x_stride;
+  __nv_bfloat16* y;
+  const int64_t* expert_idx;
+  int64_t expert_stride, num_experts;
+  const __nv_bfloat16* row_scale;
+  int64_t row_scale_expert_stride;
+};
+
+// Starts fetching the cache line holding `p` into L2 (no register waits for it).
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_float(int8_t v) { return static_cast<float>(v); }
+
+// x's elements matching one 16-byte chunk of W, in fp32: 8 for bf16 weights, 16 for int8.
+template <typename T>
+struct XChunk {
+  static constexpr int kElems = kVectorBytes / sizeof(T);
+  float v[kElems];
+  __device__ __forceinline__ void load(const __nv_bfloat16* x) {
+#pragma unroll
+    for (int q = 0; q < kElems / 8; ++q) {
+      uint4 raw = reinterpret_cast<const uint4*>(x)[q];
+      const __nv_bfloat162* x2 = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        float2 f = __bfloat1622float2(x2[i]);
+        v[8 * q + 2 * i] = f.x;
+        v[8 * q + 2 * i + 1] = f.y;
+      }
+    }
+  }
+};
+
+// acc + dot(one 16-byte chunk of W, the matching x).
+__device__ __forceinline__ float dot_chunk(uint4 wv, const XChunk<__nv_bfloat16>& x, float acc) {
+  const __nv_bfloat162* w2 = reinterpret_cast<const __nv_bfloat162*>(&wv);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float2 wf = __bfloat1622float2(w2[i]);
+    acc = fmaf(wf.x, x.v[2 * i], acc);
+    acc = fmaf(wf.y, x.v[2 * i + 1], acc);
+  }
+  return acc;
+}
+
+// int8 -> fp32 without I2F (a quarter-rate instruction, 16 per 16-byte load: the int8 path's limit):
+// b ^ 0x80 placed in the low mantissa byte of 2^23 is the float 2^23 + 128 + b, exactly; one byte
+// permute and one add recover b. Two accumulation chains halve the dependent-FMA latency.
+__device__ __forceinline__ float dot_chunk(uint4 wv, const XChunk<int8_t>& x, float acc) {
+  constexpr float kBias = 8388608.f + 128.f;
+  const uint32_t words[4] = {wv.x ^ 0x80808080u, wv.y ^ 0x80808080u, wv.z ^ 0x80808080u, wv.w ^ 0x80808080u};
+  float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float w0 = __uint_as_float(__byte_perm(words[k], 0x4B000000u, 0x7540)) - kBias;
+    const float w1 = __uint_as_float(__byte_perm(words[k], 0x4B000000u, 0x7541)) - kBias;
+    const float w2 = __uint_as_float(__byte_perm(words[k], 0x4B000000u, 0x7542)) - kBias;
+    const float w3 = __uint_as_float(__byte_perm(words[k], 0x4B000000u, 0x7543)) - kBias;
+    a0 = fmaf(w0, x.v[4 * k], a0);
+    a1 = fmaf(w1, x.v[4 * k + 1], a1);
+    a0 = fmaf(w2, x.v[4 * k + 2], a0);
+    a1 = fmaf(w3, x.v[4 * k + 3], a1);
+  }
+  return acc + (a0 + a1);
+}
+
+// The expert a slice reads (0 without gathering), or -1 for an index out of range: the slice's rows
+// then become NaN, so the check fails, and W is never read out of bounds.
+__device__ __forceinline__ int64_t expert_of(const Params& p, int64_t slice) {
+  if (p.expert_idx == nullptr) return 0;
+  const int64_t e = p.expert_idx[slice];
+  return e >= 0 && e < p.num_experts ? e : -1;
+}
+
+__device__ __forceinline__ __nv_bfloat16 nan_bf16() { return __float2bfloat16(__int_as_float(0x7fc00000)); }
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// The bf16 result of a row: its fp32 sum times the row's bf16 scale (the expert's) when there is one.
+__device__ __forceinline__ __nv_bfloat16 finish_row(const Params& p, int64_t expert, int64_t row, float total) {
+  if (p.row_scale != nullptr) total *= __bfloat162float(p.row_scale[expert * p.row_scale_expert_stride + row]);
+  return __float2bfloat16(total);
+}
+
+// 16-byte path (see the top). REQUIRES: the layout rules of gemv_vectorizable.
+template <typename T, int kGroup, int kRows, int kSteps>
+__global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
+  static_assert(kWarpsPerBlock % kGroup == 0, "a block holds whole row groups");
+  constexpr int kElems = XChunk<T>::kElems;
+  constexpr int64_t kStride = int64_t{kGroup} * kWarpSize * kElems;
+  __shared__ float partial[kWarpsPerBlock][kRows];
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const int group_warp = warp % kGroup;
+  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * (kWarpsPerBlock / kGroup) + warp / kGroup) * kRows;
+  const int64_t slice = blockIdx.y;
+  const bool has_rows = row0 < p.rows;   // uniform across the group; a group without rows still syncs
+  if (p.expert_idx != nullptr) wait_for_inputs();   // the index comes from an earlier kernel
+  const int64_t expert = expert_of(p, slice);
+  const int rows_here = !has_rows ? 0 : static_cast<int>(p.rows - row0 < kRows ? p.rows - row0 : kRows);
+  // A partial row group reads its last row again in place of the missing ones (never out of bounds).
+  int64_t row_off[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) row_off[r] = (r < rows_here ? r : rows_here - 1) * p.row_stride;
+  const T* w = static_cast<const T*>(p.w) + (expert < 0 ? 0 : expert) * p.expert_stride + row0 * p.row_stride;
+  const bool reads = has_rows && expert >= 0;
+  const __nv_bfloat16* x = p.x + slice * p.x_stride;
+  float acc[kRows] = {};
+  int64_t c = (static_cast<int64_t>(group_warp) * kWarpSize + lane) * kElems;
+  // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them once the
+  // first steps of W are on their way into L2 (a prefetch holds no registers).
+  if (reads)
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        if (c + s * kStride < p.cols) prefetch_l2(w + row_off[r] + c + s * kStride);
+  wait_for_inputs();
+  allow_next_launch();
+  for (; reads && c + (kSteps - 1) * kStride < p.cols; c += kSteps * kStride) {
+    uint4 wv[kSteps][kRows];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) wv[s][r] = __ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c + s * kStride));
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      XChunk<T> xc;
+      xc.load(x + c + s * kStride);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(wv[s][r], xc, acc[r]);
+    }
+  }
+  for (; reads && c < p.cols; c += kStride) {   // fewer than kSteps chunks left
+    XChunk<T> xc;
+    xc.load(x + c);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(__ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c)), xc, acc[r]);
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) acc[r] = warp_sum(acc[r]);
+  if constexpr (kGroup > 1) {
+    if (lane == 0)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) partial[warp][r] = acc[r];
+    __syncthreads();
+    if (group_warp == 0)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        float total = 0.f;
+#pragma unroll
+        for (int g = 0; g < kGroup; ++g) total += partial[warp + g][r];
+        acc[r] = total;
+      }
+  }
+  if (group_warp != 0 || lane >= rows_here) return;
+  __nv_bfloat16* y = p.y + slice * p.rows + row0;
+  float mine = acc[0];
+#pragma unroll
+  for (int r = 1; r < kRows; ++r)
+    if (lane == r) mine = acc[r];
+  y[lane] = expert < 0 ? nan_bf16() : finish_row(p, expert, row0 + lane, mine);
+}
+
+// Any shape and alignment: one row per warp, element by element.
+template <typename T>
+__global__ void __launch_bounds__(kThreadsPerBlock) scalar_kernel(Params p) {
+  wait_for_inputs();
+  allow_next_launch();
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize;
+  const int64_t slice = blockIdx.y;
+  if (row >= p.rows) return;
+  __nv_bfloat16* y = p.y + slice * p.rows + row;
+  const int64_t expert = expert_of(p, slice);
+  if (expert < 0) {
+    if (lane == 0) *y = nan_bf16();
+    return;
+  }
+  const T* w = static_cast<const T*>(p.w) + expert * p.expert_stride + row * p.row_stride;
+  const __nv_bfloat16* x = p.x + slice * p.x_stride;
+  float acc = 0.f;
+  for (int64_t c = lane; c < p.cols; c += kWarpSize) acc = fmaf(to_float(w[c]), __bfloat162float(x[c]), acc);
+  acc = warp_sum(acc);
+  if (lane == 0) *y = finish_row(p, expert, row, acc);
+}
+
+// Blocks of vector_kernel<.., kGroup, kRows, ..> for `rows` rows.
+template <int kGroup, int kRows>
+inline unsigned vector_blocks(int64_t rows) {
+  constexpr int64_t kRowsPerBlock = int64_t{kWarpsPerBlock / kGroup} * kRows;
+  return static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+}
+
+}  // namespace opbench::kernels::gemv

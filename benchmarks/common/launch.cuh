@@ -1,0 +1,55 @@
+// One kernel launch, optionally as a programmatic dependent launch: with `programmatic` on a device of
+// compute capability 9.0 or newer, the kernel may start before the previous kernel of the stream has
+// finished (once that kernel allows it, griddepcontrol.launch_dependents), and must itself wait
+// (griddepcontrol.wait) before it reads anything an earlier kernel writes. Captured in a CUDA graph,
+// the dependency becomes a programmatic edge. Checks the launch (throws opbench::Error).
+// Include only from .cu files.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "opbench/check.h"
+
+namespace opbench::kernels {
+
+// Waits until the kernels this one depends on have finished and their writes are visible (a no-op
+// without programmatic dependent launch, and before sm_90).
+__device__ __forceinline__ void wait_for_inputs() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+// Lets the next kernel of the stream launch (its blocks start as this kernel's retire).
+__device__ __forceinline__ void allow_next_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// True when the current device supports programmatic dependent launch (compute capability >= 9.0).
+inline bool programmatic_launch_supported() {
+  int device = 0, major = 0;
+  OPBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  OPBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9;
+}
+
+template <typename... Params, typename... Args>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+                   bool programmatic, Args&&... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  if (programmatic && programmatic_launch_supported()) {
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+  }
+  OPBENCH_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  OPBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace opbench::kernels

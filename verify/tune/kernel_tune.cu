@@ -1,0 +1,304 @@
+// Times every configuration of opbench's own GEMV (common/gemv_vector.cuh) and row-norm
+// (common/row_norm.cuh) kernels on the shapes that matter (the seed's and the decode models'), with
+// bench_ops' method: the stream held by a spin kernel while the iterations are enqueued, a read of
+// 2x L2 before each iteration (cold L2), events around the kernel, the median. Every configuration is
+// first checked against a float64 reference on the same random data; a failed check is printed and
+// its time not reported. Writes one CSV line per (case, configuration) to stdout and a summary of the
+// best configuration per case to stderr. Standalone (CUDA runtime only): built by verify/tune/run.sh.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/gemv_vector.cuh"
+#include "common/row_norm.cuh"
+
+#define CK(call)                                                                                 \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+namespace {
+
+using bf16 = __nv_bfloat16;
+using opbench::kernels::gemv::Params;
+
+__device__ uint32_t hash(uint64_t i, uint32_t seed) {
+  uint64_t z = i * 0x9E3779B97F4A7C15ull + seed;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<uint32_t>(z ^ (z >> 31));
+}
+__global__ void fill_bf16(bf16* p, int64_t n, uint32_t seed, float lo, float hi) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    p[i] = __float2bfloat16(lo + (hi - lo) * (hash(i, seed) >> 8) * (1.f / 16777216.f));
+}
+__global__ void fill_int8(int8_t* p, int64_t n, uint32_t seed) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    p[i] = static_cast<int8_t>(hash(i, seed) & 0xff);
+}
+__global__ void spin(int64_t ns) {
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (static_cast<int64_t>(now - start) < ns);
+}
+__global__ void read_flush(const uint4* p, int64_t n, unsigned* sink) {
+  unsigned acc = 0;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    acc ^= __ldcg(p + i).x;
+  if (acc == 0x12345678u) *sink = acc;
+}
+
+// float64 GEMV: one thread per (slice, row); also the row's sum of |w x| for the tolerance.
+template <typename T>
+__global__ void gemv_reference(Params p, int64_t num_selected, double* ref, double* abs_sum) {
+  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (i >= num_selected * p.rows) return;
+  const int64_t slice = i / p.rows, row = i % p.rows;
+  const int64_t e = p.expert_idx ? p.expert_idx[slice] : 0;
+  const T* w = static_cast<const T*>(p.w) + e * p.expert_stride + row * p.row_stride;
+  const bf16* x = p.x + slice * p.x_stride;
+  double s = 0, a = 0;
+  for (int64_t c = 0; c < p.cols; ++c) {
+    const double wx = static_cast<double>(opbench::kernels::gemv::to_float(w[c])) * __bfloat162float(x[c]);
+    s += wx;
+    a += fabs(wx);
+  }
+  ref[i] = s;
+  abs_sum[i] = a;
+}
+
+// float64 row norm (LayerNorm with bias when b is set, else RMSNorm as Llama's): one block per row.
+__global__ void norm_reference(const bf16* x, const bf16* w, const bf16* b, int64_t cols, double eps, double* ref) {
+  __shared__ double sums[2];
+  const bf16* xr = x + blockIdx.x * cols;
+  if (threadIdx.x == 0) {
+    double s = 0, s2 = 0;
+    for (int64_t c = 0; c < cols; ++c) s += __bfloat162float(xr[c]);
+    const double mean = b ? s / cols : 0;
+    for (int64_t c = 0; c < cols; ++c) s2 += (__bfloat162float(xr[c]) - mean) * (__bfloat162float(xr[c]) - mean);
+    sums[0] = mean;
+    sums[1] = 1 / sqrt(s2 / cols + eps);
+  }
+  __syncthreads();
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+    ref[blockIdx.x * cols + c] = ((__bfloat162float(xr[c]) - sums[0]) * sums[1]) * __bfloat162float(w[c]) +
+                                 (b ? __bfloat162float(b[c]) : 0.);
+}
+
+// bench_ops' timing: hold, then per iteration the flush and events around the launch; median in us.
+struct Timer {
+  uint4* flush = nullptr;
+  int64_t flush_vectors = 0;
+  unsigned* sink = nullptr;
+  cudaStream_t stream = nullptr;
+  Timer() {
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    flush_vectors = 2 * static_cast<int64_t>(prop.l2CacheSize) / 16;
+    CK(cudaMalloc(&flush, flush_vectors * 16));
+    CK(cudaMemset(flush, 1, flush_vectors * 16));
+    CK(cudaMalloc(&sink, 4));
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  }
+  double median_us(const std::function<void(cudaStream_t)>& launch, int reps) {
+    launch(stream);   // warm-up (module load)
+    std::vector<cudaEvent_t> start(reps), stop(reps);
+    for (int i = 0; i < reps; ++i) {
+      CK(cudaEventCreate(&start[i]));
+      CK(cudaEventCreate(&stop[i]));
+    }
+    spin<<<1, 1, 0, stream>>>(int64_t{reps} * 200000 + 1000000);
+    for (int i = 0; i < reps; ++i) {
+      read_flush<<<1056, 256, 0, stream>>>(flush, flush_vectors, sink);
+      CK(cudaEventRecord(start[i], stream));
+      launch(stream);
+      CK(cudaEventRecord(stop[i], stream));
+    }
+    CK(cudaStreamSynchronize(stream));
+    CK(cudaGetLastError());
+    std::vector<float> ms(reps);
+    for (int i = 0; i < reps; ++i) {
+      CK(cudaEventElapsedTime(&ms[i], start[i], stop[i]));
+      CK(cudaEventDestroy(start[i]));
+      CK(cudaEventDestroy(stop[i]));
+    }
+    std::nth_element(ms.begin(), ms.begin() + reps / 2, ms.end());
+    return ms[reps / 2] * 1000.0;
+  }
+};
+
+std::vector<double> to_host(const double* d, int64_t n) {
+  std::vector<double> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(double), cudaMemcpyDeviceToHost));
+  return h;
+}
+std::vector<float> bf16_to_host(const bf16* d, int64_t n) {
+  std::vector<bf16> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(bf16), cudaMemcpyDeviceToHost));
+  std::vector<float> f(n);
+  for (int64_t i = 0; i < n; ++i) f[i] = __bfloat162float(h[i]);
+  return f;
+}
+
+struct GemvCase {
+  std::string name;
+  int64_t rows, cols, selected, experts;   // experts 0: a plain GEMV
+  bool shared_x;                           // gather: one x for every selected expert
+};
+
+using GemvLaunch = void (*)(const Params&, unsigned selected, cudaStream_t);
+struct GemvConfig {
+  const char* name;
+  GemvLaunch bf16_launch, int8_launch;
+};
+template <typename T, int G, int R, int S>
+void launch_config(const Params& p, unsigned selected, cudaStream_t s) {
+  using namespace opbench::kernels::gemv;
+  vector_kernel<T, G, R, S><<<dim3(vector_blocks<G, R>(p.rows), selected), kThreadsPerBlock, 0, s>>>(p);
+}
+#define CONFIG(G, R, S) \
+  GemvConfig { "g" #G "r" #R "s" #S, launch_config<bf16, G, R, S>, launch_config<int8_t, G, R, S> }
+#define CONFIGS_OF_GROUP(G) CONFIG(G, 1, 4), CONFIG(G, 1, 8), CONFIG(G, 2, 2), CONFIG(G, 2, 4), CONFIG(G, 4, 2)
+const GemvConfig kGemvConfigs[] = {CONFIGS_OF_GROUP(1), CONFIGS_OF_GROUP(2), CONFIGS_OF_GROUP(4), CONFIGS_OF_GROUP(8)};
+
+void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
+  const int64_t experts = gc.experts ? gc.experts : 1;
+  const int64_t w_elems = experts * gc.rows * gc.cols, w_bytes = w_elems * (int8 ? 1 : 2);
+  const int64_t x_elems = gc.shared_x ? gc.cols : gc.selected * gc.cols, outputs = gc.selected * gc.rows;
+  void* w;
+  bf16 *x, *y;
+  int64_t* idx = nullptr;
+  double *ref, *abs_sum;
+  CK(cudaMalloc(&w, w_bytes));
+  CK(cudaMalloc(&x, x_elems * 2));
+  CK(cudaMalloc(&y, outputs * 2));
+  CK(cudaMalloc(&ref, outputs * 8));
+  CK(cudaMalloc(&abs_sum, outputs * 8));
+  if (int8) fill_int8<<<1024, 256>>>(static_cast<int8_t*>(w), w_elems, 7);
+  else fill_bf16<<<1024, 256>>>(static_cast<bf16*>(w), w_elems, 7, -1.f, 1.f);
+  fill_bf16<<<64, 256>>>(x, x_elems, 11, -1.f, 1.f);
+  if (gc.experts) {
+    std::vector<int64_t> chosen = {3, gc.experts - 1};
+    CK(cudaMalloc(&idx, 16));
+    CK(cudaMemcpy(idx, chosen.data(), 16, cudaMemcpyHostToDevice));
+  }
+  Params p{w, gc.rows, gc.cols, gc.cols, x, gc.shared_x ? 0 : gc.cols, y, idx, gc.rows * gc.cols, experts, nullptr, 0};
+  const unsigned ref_blocks = static_cast<unsigned>((outputs + 127) / 128);
+  if (int8) gemv_reference<int8_t><<<ref_blocks, 128>>>(p, gc.selected, ref, abs_sum);
+  else gemv_reference<bf16><<<ref_blocks, 128>>>(p, gc.selected, ref, abs_sum);
+  CK(cudaDeviceSynchronize());
+  const std::vector<double> ref_h = to_host(ref, outputs), abs_h = to_host(abs_sum, outputs);
+  const double gbytes = (gc.experts ? gc.selected * gc.rows * gc.cols * (int8 ? 1 : 2) : w_bytes) / 1e9;
+  for (const GemvConfig& cfg : kGemvConfigs) {
+    const GemvLaunch launch = int8 ? cfg.int8_launch : cfg.bf16_launch;
+    CK(cudaMemset(y, 0xff, outputs * 2));   // NaN: an unwritten output fails the check
+    launch(p, static_cast<unsigned>(gc.selected), nullptr);
+    CK(cudaDeviceSynchronize());
+    const std::vector<float> got = bf16_to_host(y, outputs);
+    double worst = 0;
+    for (int64_t i = 0; i < outputs; ++i) {
+      const double err = std::fabs(got[i] - ref_h[i]) / (8e-3 * std::fabs(ref_h[i]) + 1e-5 * abs_h[i] + 1e-6);
+      worst = std::isnan(got[i]) ? 1e30 : std::max(worst, err);
+    }
+    const bool ok = worst <= 1.0;
+    const double us = ok ? timer.median_us([&](cudaStream_t s) { launch(p, static_cast<unsigned>(gc.selected), s); }, reps) : 0;
+    std::printf("gemv,%s,%s,%s,%.2f,%.0f,%s\n", int8 ? "int8" : "bf16", gc.name.c_str(), cfg.name, us,
+                ok ? gbytes / (us * 1e-6) : 0.0, ok ? "ok" : "FAILED");
+    std::fflush(stdout);
+  }
+  CK(cudaFree(w));
+  CK(cudaFree(x));
+  CK(cudaFree(y));
+  CK(cudaFree(ref));
+  CK(cudaFree(abs_sum));
+  if (idx) CK(cudaFree(idx));
+}
+
+using NormLaunch = void (*)(const opbench::kernels::row_norm::Row<bf16>&, int64_t rows, cudaStream_t);
+template <typename Policy, int kVec, bool kStreaming>
+void launch_norm(const opbench::kernels::row_norm::Row<bf16>& r, int64_t rows, cudaStream_t s) {
+  opbench::kernels::row_norm::launch_vector<bf16, kVec, Policy, kStreaming>(r, rows, s);
+}
+struct NormConfig {
+  const char* name;
+  int vec;
+  NormLaunch layer, rms;
+};
+#define NORM(V, S)                                                                                  \
+  NormConfig {                                                                                      \
+    "v" #V "s" #S, V, launch_norm<opbench::kernels::row_norm::LayerPolicy, V, S>,                   \
+        launch_norm<opbench::kernels::row_norm::RmsPolicy, V, S>                                    \
+  }
+const NormConfig kNormConfigs[] = {NORM(1, true), NORM(2, true),  NORM(4, true),  NORM(8, true),
+                                   NORM(1, false), NORM(2, false), NORM(4, false), NORM(8, false)};
+
+void tune_norm(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps) {
+  bf16 *x, *w, *b, *y;
+  double* ref;
+  CK(cudaMalloc(&x, rows * cols * 2));
+  CK(cudaMalloc(&y, rows * cols * 2));
+  CK(cudaMalloc(&w, cols * 2));
+  CK(cudaMalloc(&b, cols * 2));
+  CK(cudaMalloc(&ref, rows * cols * 8));
+  fill_bf16<<<1024, 256>>>(x, rows * cols, 3, -2.f, 3.f);
+  fill_bf16<<<16, 256>>>(w, cols, 4, 0.5f, 1.5f);
+  fill_bf16<<<16, 256>>>(b, cols, 5, -0.5f, 0.5f);
+  norm_reference<<<rows, 256>>>(x, w, layer ? b : nullptr, cols, 1e-5, ref);
+  CK(cudaDeviceSynchronize());
+  const std::vector<double> ref_h = to_host(ref, rows * cols);
+  const opbench::kernels::row_norm::Row<bf16> r{x, w, layer ? b : nullptr, y, cols, cols, 1e-5f};
+  const std::string name = (layer ? "LayerNorm/4096x" : "RMSNorm/4096x") + std::to_string(cols);
+  for (const NormConfig& cfg : kNormConfigs) {
+    if (cols / 8 > 1024 * cfg.vec) continue;   // a row group of more than 32 warps
+    const NormLaunch launch = layer ? cfg.layer : cfg.rms;
+    CK(cudaMemset(y, 0xff, rows * cols * 2));
+    launch(r, rows, nullptr);
+    CK(cudaDeviceSynchronize());
+    const std::vector<float> got = bf16_to_host(y, rows * cols);
+    double worst = 0;
+    for (int64_t i = 0; i < rows * cols; ++i)
+      worst = std::isnan(got[i]) ? 1e30 : std::max(worst, std::fabs(got[i] - ref_h[i]) / (1.6e-2 * std::fabs(ref_h[i]) + 1e-2));
+    const bool ok = worst <= 1.0;
+    const double us = ok ? timer.median_us([&](cudaStream_t s) { launch(r, rows, s); }, reps) : 0;
+    std::printf("norm,bf16,%s,%s,%.2f,%.0f,%s\n", name.c_str(), cfg.name, us,
+                ok ? 2.0 * rows * cols * 2 / 1e9 / (us * 1e-6) : 0.0, ok ? "ok" : "FAILED");
+    std::fflush(stdout);
+  }
+  CK(cudaFree(x));
+  CK(cudaFree(y));
+  CK(cudaFree(w));
+  CK(cudaFree(b));
+  CK(cudaFree(ref));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 40;
+  Timer timer;
+  std::printf("kind,dtype,case,config,us,GBps,check\n");
+  const std::vector<GemvCase> cases = {
+      {"Gemv/1024", 1024, 1024, 1, 0, true},          {"Gemv/4096", 4096, 4096, 1, 0, true},
+      {"Gemv/8192", 8192, 8192, 1, 0, true},          {"Gemv/16384", 16384, 16384, 1, 0, true},
+      {"GatherGemv/1024", 1024, 1024, 2, 8, true},    {"GatherGemv/4096", 4096, 4096, 2, 8, true},
+      {"GatherGemv/8192", 8192, 8192, 2, 8, true},    {"GatherGemv/16384", 16384, 16384, 2, 8, true},
+      {"llama.wqkv/12288x4096", 12288, 4096, 1, 0, true}, {"llama.w13/22016x4096", 22016, 4096, 1, 0, true},
+      {"llama.w2/4096x11008", 4096, 11008, 1, 0, true},   {"llama.output/32000x4096", 32000, 4096, 1, 0, true},
+      {"mixtral.wqkv/6144x4096", 6144, 4096, 1, 0, true}, {"mixtral.w13/2of8x28672x4096", 28672, 4096, 2, 8, true},
+      {"mixtral.w2/2of8x4096x14336", 4096, 14336, 2, 8, false}};
+  for (bool int8 : {false, true})
+    for (const GemvCase& gc : cases) tune_gemv(timer, gc, int8, reps);
+  for (bool layer : {true, false})
+    for (int64_t cols : {1024, 4096, 8192, 16384}) tune_norm(timer, 4096, cols, layer, reps);
+  return 0;
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds verify/tune/kernel_tune.cu for this GPU and times every GEMV and row-norm configuration:
+#   verify/tune/run.sh [REPS]      writes $TUNE_OUT (default results/<gpu>/kernel_tune)/kernel_tune.csv
+# and prints, per case, the configuration launch_gemv / the norm launch pick today beside the fastest.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
+out=${TUNE_OUT:-$root/results/$gpu/kernel_tune}
+mkdir -p "$out" build
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+nvcc -O3 -std=c++17 -arch=sm_"$cc" -DOPBENCH_HAVE_CUDA -Ibenchmarks -Ilib verify/tune/kernel_tune.cu lib/check.cpp \
+  -o build/kernel_tune
+build/kernel_tune "${1:-40}" >"$out/kernel_tune.csv"
+python3 verify/tune/summarize.py "$out/kernel_tune.csv" | tee "$out/summary.txt"
