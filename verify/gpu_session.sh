@@ -2,7 +2,9 @@
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
 #   verify/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
-#                                    collective; models models_py timers selftest (not in the default list: minutes each)
+#                                    collective; models models_py timers selftest (not in the default list: minutes each);
+#                                    tune (verify/tune: every GEMV and norm configuration), kernel_tests (the GPU
+#                                    tests of the own kernels and the decode step, without the rest of ctest)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +22,12 @@ step_ctest() {  # the fuzz test needs clang, which the GPU image does not have
   ctest --test-dir build --output-on-failure -j 2 -E _fuzz_ >"$out/ctest.log" 2>&1
   log "ctest rc $?: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
   grep -E "\*\*\*|Skipped|Failed" "$out/ctest.log" | head -20 >&2
+}
+step_tune() { TUNE_OUT="$out/kernel_tune" wall bash verify/tune/run.sh >"$out/tune.log" 2>&1; tail -45 "$out/tune.log" >&2; }
+step_kernel_tests() {
+  wall build/opbench_tests --gtest_filter='GemvKernel*:*NormKernels*:DecodeGpu*:Gpu.*' >"$out/kernel_tests.log" 2>&1
+  log "kernel tests: $(grep -E '^\[  (PASSED|FAILED)' "$out/kernel_tests.log" | tr '\n' ' ')"
+  grep -E "^\[  FAILED" "$out/kernel_tests.log" >&2
 }
 step_sweep() {  # the default sweep, with experiment rows for this GPU's targets
   OPBENCH_RESULTS_DIR="$out/sweep" wall bash tools/run.sh >"$out/sweep.txt" 2>&1
@@ -65,8 +73,8 @@ step_trace() {
 step_rows() {  # experiment rows with this GPU's targets (issue 3's acceptance command)
   wall $bench --benchmark_filter='LayerNorm/.*' --output "$out/gpt_fast_benchmark.csv" >"$out/rows.txt" 2>&1
 }
-step_models() {  # whole-model decode (issue 12): the read ceiling first, then Llama2 and Mixtral, every backend
-  wall $bench --benchmark_filter='^(Ceiling/.*/read|Llama2|Mixtral)/' --benchmark_out="$out/models.json" \
+step_models() {  # whole-model decode (issue 12): the read ceiling first, then Llama2 and Mixtral, own-kernel backends
+  wall $bench --benchmark_filter="${MODELS_FILTER:-^(Ceiling/.*/read|(Llama2|Mixtral)/.*/(eager|graph|graph_serial))(/|\$)}" --benchmark_out="$out/models.json" \
     --benchmark_out_format=json --output "$out/models_rows.csv" --opbench_markdown "$out/models_rows.md" \
     >"$out/models.txt" 2>&1
   tail -25 "$out/models.txt" >&2

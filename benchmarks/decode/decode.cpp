@@ -15,6 +15,8 @@
 //
 // Backends (GPU): eager   the step launched from C++ each token, own kernels (own_step.h)
 //                 graph   the same step captured once in a CUDA graph, replayed per token
+//                 graph_serial  the graph without programmatic launches (each kernel waits for the
+//                         previous one to finish): what the overlap of kernels buys
 //                 aten_graph  the ATen-only step (forward_aten) captured in a CUDA graph
 //           (CPU): eager  the ATen step (no own kernels and no graphs on the CPU)
 // Check before timing: own kernels' logits against the ATen forward at the first three positions
@@ -143,7 +145,9 @@ void run_decode(CaseContext& ctx) {
   const bool int8 = info.scalar_type == c10::kChar, on_gpu = ctx.device().is_cuda();
   const c10::ScalarType act = c10::kBFloat16;
   const std::string& backend = info.backend;
-  const StepKernels kernels = on_gpu && backend != "aten_graph" ? StepKernels::kOwn : StepKernels::kAten;
+  const StepKernels kernels = !on_gpu || backend == "aten_graph" ? StepKernels::kAten
+                              : backend == "graph_serial"         ? StepKernels::kOwnSerial
+                                                                  : StepKernels::kOwn;
   const bool graph = backend != "eager";
   const double streamed = decode::streamed_bytes_per_token(cfg, int8, act);
   std::fprintf(stderr, "  %s: %.3f GB streamed per token (weights, scales, norms, output head; embedding table "
@@ -155,7 +159,7 @@ void run_decode(CaseContext& ctx) {
   at::manual_seed(0);
   Model model = decode::make_model(cfg, act, int8, ctx.device());
   const std::vector<int64_t> prompt = prompt_of(cfg);
-  if (kernels == StepKernels::kOwn) check_own_logits(model, prompt);
+  if (kernels != StepKernels::kAten) check_own_logits(model, prompt);
   Decoder decoder(model, kernels, graph, prompt);
   decoder.generate();
   const std::vector<int64_t> tokens = decoder.tokens();
@@ -198,7 +202,9 @@ std::vector<Experiment> model_rows(const std::string& name, c10::ScalarType dtyp
   return rows;
 }
 
-std::vector<Backend> decode_backends() { return {{"eager"}, {"graph", true}, {"aten_graph", true}}; }
+std::vector<Backend> decode_backends() {
+  return {{"eager"}, {"graph", true}, {"graph_serial", true}, {"aten_graph", true}};
+}
 
 }  // namespace
 

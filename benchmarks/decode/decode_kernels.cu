@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/launch.cuh"
 #include "decode/decode_kernels.h"
 #include "opbench/check.h"
 
@@ -40,6 +41,8 @@ constexpr int kNormThreads = 1024;
 constexpr int kNormMaxPerThread = 16;   // dim <= 16384
 
 __global__ void __launch_bounds__(kNormThreads) residual_rms_norm(ResidualNormArgs a) {
+  wait_for_inputs();
+  allow_next_launch();
   __shared__ float scratch[kWarp];
   bf16* h = static_cast<bf16*>(a.h);
   const bf16* delta = static_cast<const bf16*>(a.delta);
@@ -72,6 +75,8 @@ __global__ void __launch_bounds__(kNormThreads) residual_rms_norm(ResidualNormAr
 
 // One block per head of q, k (rotated) and v (copied); one thread per rotation pair.
 __global__ void rope_cache(RopeCacheArgs a) {
+  wait_for_inputs();
+  allow_next_launch();
   const int64_t head = blockIdx.x, half = a.head_dim / 2, pos = *a.pos;
   const bf16* qkv = static_cast<const bf16*>(a.qkv);
   for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
@@ -99,6 +104,8 @@ constexpr int kAttentionMaxPerLane = 8;   // head_dim <= 8 * 32
 // A thread per cached position for the scores (its row of K in 16-byte loads, all in flight at once),
 // then warps that split the positions for the weighted sum of V.
 __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionArgs a) {
+  wait_for_inputs();
+  allow_next_launch();
   extern __shared__ float shared[];   // q (head_dim), scores (max_len), partial sums (warps x head_dim)
   __shared__ float scratch[kWarp];
   float* q = shared;
@@ -164,6 +171,8 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
 }
 
 __global__ void swiglu(const bf16* h13, bf16* out, int64_t rows, int64_t ffn) {
+  wait_for_inputs();
+  allow_next_launch();
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= rows * ffn) return;
   const int64_t r = i / ffn, c = i % ffn;
@@ -172,6 +181,8 @@ __global__ void swiglu(const bf16* h13, bf16* out, int64_t rows, int64_t ffn) {
 }
 
 __global__ void top2_route(const bf16* logits, int64_t n, int64_t* idx, float* weights) {
+  wait_for_inputs();
+  allow_next_launch();
   int64_t first = 0, second = -1;
   for (int64_t e = 1; e < n; ++e) {
     if (to_f(logits[e]) > to_f(logits[first])) {
@@ -191,34 +202,28 @@ __global__ void top2_route(const bf16* logits, int64_t n, int64_t* idx, float* w
   weights[1] = e1 / (1.f + e1);
 }
 
-void check_launch(const char* kernel) {
-  cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess) throw Error(std::string(kernel) + ": launch failed: " + cudaGetErrorString(status));
-}
-
 [[noreturn]] void invalid(const char* kernel, const std::string& why) { throw Error(std::string(kernel) + ": " + why); }
 
 unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
 }  // namespace
 
-void launch_residual_rms_norm(const ResidualNormArgs& a, cudaStream_t stream) {
+void launch_residual_rms_norm(const ResidualNormArgs& a, cudaStream_t stream, bool programmatic) {
   if (!a.h || !a.norm_w || !a.out || (a.n_delta > 0 && !a.delta)) invalid("residual_rms_norm", "null pointer");
   if (a.dim <= 0 || a.dim > int64_t{kNormThreads} * kNormMaxPerThread)
     invalid("residual_rms_norm", "dim outside [1, 16384]");
-  residual_rms_norm<<<1, kNormThreads, 0, stream>>>(a);
-  check_launch("residual_rms_norm");
+  launch_kernel(residual_rms_norm, dim3(1), dim3(kNormThreads), 0, stream, programmatic, a);
 }
 
-void launch_rope_cache(const RopeCacheArgs& a, cudaStream_t stream) {
+void launch_rope_cache(const RopeCacheArgs& a, cudaStream_t stream, bool programmatic) {
   if (!a.qkv || !a.q_out || !a.k_cache || !a.v_cache || !a.pos || !a.cos || !a.sin) invalid("rope_cache", "null pointer");
   if (a.head_dim <= 0 || a.head_dim % 2 != 0) invalid("rope_cache", "head_dim must be even and positive");
   const int threads = static_cast<int>(a.head_dim / 2 < 256 ? a.head_dim / 2 : 256);
-  rope_cache<<<static_cast<unsigned>(a.n_heads + 2 * a.n_kv_heads), threads, 0, stream>>>(a);
-  check_launch("rope_cache");
+  launch_kernel(rope_cache, dim3(static_cast<unsigned>(a.n_heads + 2 * a.n_kv_heads)), dim3(threads), 0, stream,
+                programmatic, a);
 }
 
-void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream) {
+void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream, bool programmatic) {
   if (!a.q || !a.k_cache || !a.v_cache || !a.pos || !a.out) invalid("decode_attention", "null pointer");
   if (a.n_kv_heads <= 0 || a.n_heads % a.n_kv_heads != 0) invalid("decode_attention", "n_heads % n_kv_heads != 0");
   if (a.head_dim <= 0 || a.head_dim % 8 != 0 || a.head_dim > kAttentionThreads)
@@ -226,22 +231,22 @@ void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream) {
   const size_t shared_bytes =
       static_cast<size_t>(a.head_dim + a.max_len + (kAttentionThreads / kWarp) * a.head_dim) * sizeof(float);
   if (shared_bytes > 48 * 1024) invalid("decode_attention", "max_len too long for the scores in shared memory");
-  decode_attention<<<static_cast<unsigned>(a.n_heads), kAttentionThreads, shared_bytes, stream>>>(a);
-  check_launch("decode_attention");
+  launch_kernel(decode_attention, dim3(static_cast<unsigned>(a.n_heads)), dim3(kAttentionThreads), shared_bytes,
+                stream, programmatic, a);
 }
 
-void launch_swiglu(const void* h13, void* out, int64_t rows, int64_t ffn, cudaStream_t stream) {
+void launch_swiglu(const void* h13, void* out, int64_t rows, int64_t ffn, cudaStream_t stream, bool programmatic) {
   if (!h13 || !out || rows <= 0 || ffn <= 0) invalid("swiglu", "null pointer or empty shape");
-  swiglu<<<blocks_for(rows * ffn, 256), 256, 0, stream>>>(static_cast<const bf16*>(h13), static_cast<bf16*>(out),
-                                                          rows, ffn);
-  check_launch("swiglu");
+  launch_kernel(swiglu, dim3(blocks_for(rows * ffn, 256)), dim3(256), 0, stream, programmatic,
+                static_cast<const bf16*>(h13), static_cast<bf16*>(out), rows, ffn);
 }
 
-void launch_top2_route(const void* logits, int64_t n_experts, int64_t* idx, float* weights, cudaStream_t stream) {
+void launch_top2_route(const void* logits, int64_t n_experts, int64_t* idx, float* weights, cudaStream_t stream,
+                       bool programmatic) {
   if (!logits || !idx || !weights) invalid("top2_route", "null pointer");
   if (n_experts < 2) invalid("top2_route", "needs at least 2 experts");
-  top2_route<<<1, 1, 0, stream>>>(static_cast<const bf16*>(logits), n_experts, idx, weights);
-  check_launch("top2_route");
+  launch_kernel(top2_route, dim3(1), dim3(1), 0, stream, programmatic, static_cast<const bf16*>(logits), n_experts,
+                idx, weights);
 }
 
 }  // namespace opbench::kernels

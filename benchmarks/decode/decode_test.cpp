@@ -215,7 +215,7 @@ TEST_F(DecodeGpu, OwnStepMatchesAtenForward) {
 
 TEST_F(DecodeGpu, GraphGeneratesTheEagerTokens) {   // (b) on the GPU
   for (const char* config : {"tiny", "tiny-moe"})
-    for (StepKernels kernels : {StepKernels::kAten, StepKernels::kOwn}) {
+    for (StepKernels kernels : {StepKernels::kAten, StepKernels::kOwn, StepKernels::kOwnSerial}) {
       Model model = make_model(model_config(config), at::kBFloat16, true, at::kCUDA);
       Decoder decoder(model, kernels, true, prompt_of(model.cfg));
       decoder.generate();
@@ -223,6 +223,21 @@ TEST_F(DecodeGpu, GraphGeneratesTheEagerTokens) {   // (b) on the GPU
       decoder.generate(/*eager=*/true);
       EXPECT_EQ(graphed, decoder.tokens()) << config;
       EXPECT_EQ(decoder.new_token_milliseconds().size(), static_cast<size_t>(model.cfg.new_tokens));
+    }
+}
+
+// Programmatic launches overlap each kernel with the one before; a kernel reading its inputs before
+// they are complete would change the logits. Both steps write the same cache entries at each position.
+TEST_F(DecodeGpu, ProgrammaticLaunchesChangeNoLogit) {
+  for (const char* config : {"tiny", "tiny-moe"})
+    for (bool int8 : {false, true}) {
+      Model model = make_model(model_config(config), at::kBFloat16, int8, at::kCUDA);
+      OwnStep overlapped(model, true), serial(model, false);
+      for (int64_t p = 0; p < 6; ++p) {
+        at::Tensor token = longs({(7 * p + 3) % model.cfg.vocab}, at::kCUDA), pos = longs({p}, at::kCUDA);
+        at::Tensor want = serial.forward(token, pos).clone();
+        EXPECT_TRUE(at::equal(overlapped.forward(token, pos), want)) << config << " position " << p;
+      }
     }
 }
 

@@ -44,7 +44,7 @@ Decoder::Decoder(Model& model, StepKernels kernels, bool graph, const std::vecto
     };
   } else {
 #ifdef OPBENCH_HAVE_CUDA
-    auto own = std::make_shared<OwnStep>(model);
+    auto own = std::make_shared<OwnStep>(model, kernels == StepKernels::kOwn);
     forward_ = [own](const at::Tensor& token, const at::Tensor& pos) -> const at::Tensor& {
       return own->forward(token, pos);
     };
@@ -149,7 +149,7 @@ std::vector<double> Decoder::new_token_milliseconds() {
 
 std::string Decoder::kernels_label() const {
 #ifdef OPBENCH_HAVE_CUDA
-  if (kernels_ == StepKernels::kOwn) return "kernels=" + OwnStep::kernel_names(model_);
+  if (kernels_ != StepKernels::kAten) return "kernels=" + OwnStep::kernel_names(model_, kernels_ == StepKernels::kOwn);
 #endif
   return std::string("kernels=aten") + (model_.int8 ? "(int8 dequantized by .to(), as gpt-fast eager)" : "");
 }

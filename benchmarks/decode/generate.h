@@ -18,7 +18,9 @@
 
 namespace opbench::decode {
 
-enum class StepKernels { kAten, kOwn };   // forward_aten, or OwnStep (own_step.h; CUDA only)
+// forward_aten, or OwnStep (own_step.h; CUDA only) with programmatic launches (kOwn) or without them
+// (kOwnSerial: each launch waits for the previous kernel, to show what the overlap buys).
+enum class StepKernels { kAten, kOwn, kOwnSerial };
 
 class Decoder {
  public:

@@ -6,14 +6,11 @@
 #include <ATen/ops/index_select.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "common/gemv_kernel.h"
 #include "decode/decode_kernels.h"
 #include "opbench/check.h"
 
 namespace opbench::decode {
-namespace {
-
-kernels::GemvArgs gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) {
+kernels::GemvArgs OwnStep::gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) const {
   kernels::GemvArgs a;
   a.w = l.w.data_ptr();
   a.w_type = l.int8() ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
@@ -23,12 +20,13 @@ kernels::GemvArgs gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y)
   a.x = x.data_ptr();
   a.y = y.data_ptr();
   a.row_scale = l.int8() ? l.scale.data_ptr() : nullptr;
+  a.programmatic = programmatic_;
   return a;
 }
 
 // y[e] = W[idx[e]] . x[e] for the top_k selected experts; x_stride 0: one x for all.
-kernels::GemvArgs gather_args(const Linear& l, const at::Tensor& x, int64_t x_stride, const at::Tensor& idx,
-                              at::Tensor& y) {
+kernels::GemvArgs OwnStep::gather_args(const Linear& l, const at::Tensor& x, int64_t x_stride,
+                                       const at::Tensor& idx, at::Tensor& y) const {
   kernels::GemvArgs a = gemv_args(l, x, y);
   a.x_stride = x_stride;
   a.expert_idx = idx.data_ptr<int64_t>();
@@ -39,9 +37,7 @@ kernels::GemvArgs gather_args(const Linear& l, const at::Tensor& x, int64_t x_st
   return a;
 }
 
-}  // namespace
-
-OwnStep::OwnStep(Model& model) : m_(model) {
+OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(programmatic) {
   const ModelConfig& c = model.cfg;
   if (model.act_dtype != c10::kBFloat16 || !model.tok_emb.is_cuda())
     throw Error("own decode kernels need bf16 activations on a CUDA device");
@@ -63,11 +59,11 @@ OwnStep::OwnStep(Model& model) : m_(model) {
   }
 }
 
-std::string OwnStep::kernel_names(const Model& model) {
+std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
   std::string gemv = model.int8 ? "gemv_int8(fused dequantize)" : "gemv_bf16";
   std::string names = "own:" + gemv + (model.cfg.moe() ? ",gather_gemv,top2_route" : "") +
                       ",residual_rms_norm,rope_cache,decode_attention,swiglu";
-  return names + " aten:embedding,argmax";
+  return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding,argmax";
 }
 
 void OwnStep::feed_forward(int64_t l, cudaStream_t stream) {
@@ -75,19 +71,19 @@ void OwnStep::feed_forward(int64_t l, cudaStream_t stream) {
   const Layer& layer = m_.layers[static_cast<size_t>(l)];
   if (!c.moe()) {
     kernels::launch_gemv(gemv_args(layer.w13, xn_, h13_), stream);
-    kernels::launch_swiglu(h13_.data_ptr(), act_.data_ptr(), 1, c.ffn, stream);
+    kernels::launch_swiglu(h13_.data_ptr(), act_.data_ptr(), 1, c.ffn, stream, programmatic_);
     kernels::launch_gemv(gemv_args(layer.w2, act_, delta_), stream);
     return;
   }
   kernels::launch_gemv(gemv_args(layer.gate, xn_, router_), stream);
   kernels::launch_top2_route(router_.data_ptr(), c.n_experts, route_idx_.data_ptr<int64_t>(),
-                             route_w_.data_ptr<float>(), stream);
+                             route_w_.data_ptr<float>(), stream, programmatic_);
   if (route_log_) {
     route_log_->idx.select(0, l).view({-1}).copy_(route_idx_);
     route_log_->weights.select(0, l).view({-1}).copy_(route_w_);
   }
   kernels::launch_gemv(gather_args(layer.w13, xn_, 0, route_idx_, h13_), stream);
-  kernels::launch_swiglu(h13_.data_ptr(), act_.data_ptr(), c.top_k, c.ffn, stream);
+  kernels::launch_swiglu(h13_.data_ptr(), act_.data_ptr(), c.top_k, c.ffn, stream, programmatic_);
   kernels::launch_gemv(gather_args(layer.w2, act_, c.ffn, route_idx_, delta_), stream);
 }
 
@@ -106,7 +102,7 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     norm.n_delta = n_delta;
     norm.delta_weights = weights;
     norm.norm_w = norm_w.data_ptr();
-    kernels::launch_residual_rms_norm(norm, stream);
+    kernels::launch_residual_rms_norm(norm, stream, programmatic_);
   };
   const int64_t hd = c.head_dim();
   for (int64_t l = 0; l < c.n_layers; ++l) {
@@ -126,7 +122,7 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     rope.n_kv_heads = c.n_kv_heads;
     rope.head_dim = hd;
     rope.max_len = c.max_len();
-    kernels::launch_rope_cache(rope, stream);
+    kernels::launch_rope_cache(rope, stream, programmatic_);
     kernels::AttentionArgs att;
     att.q = q_.data_ptr();
     att.k_cache = rope.k_cache;
@@ -137,7 +133,7 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     att.n_kv_heads = c.n_kv_heads;
     att.head_dim = hd;
     att.max_len = c.max_len();
-    kernels::launch_decode_attention(att, stream);
+    kernels::launch_decode_attention(att, stream, programmatic_);
     kernels::launch_gemv(gemv_args(layer.wo, attn_, delta_), stream);
     add_and_norm(1, nullptr, layer.ffn_norm);
     feed_forward(l, stream);
