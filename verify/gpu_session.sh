@@ -29,8 +29,9 @@ step_kernel_tests() {
   log "kernel tests: $(grep -E '^\[  (PASSED|FAILED)' "$out/kernel_tests.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED" "$out/kernel_tests.log" >&2
 }
-step_sweep() {  # the default sweep, with experiment rows for this GPU's targets
-  OPBENCH_RESULTS_DIR="$out/sweep" wall bash tools/run.sh >"$out/sweep.txt" 2>&1
+step_sweep() {  # the default sweep (or SWEEP_FILTER's cases), with experiment rows for this GPU's targets
+  OPBENCH_RESULTS_DIR="$out/sweep" wall bash tools/run.sh ${SWEEP_FILTER:+--benchmark_filter="$SWEEP_FILTER"} \
+    >"$out/sweep.txt" 2>&1
 }
 step_seed() {  # LayerNorm bf16 alone, then the seed's four families (aten), process start included
   wall $bench --benchmark_filter='^LayerNorm/bf16/' >"$out/layer_norm_bf16.txt" 2>&1
