@@ -166,6 +166,7 @@ TEST(Decode, CaseNamesCarryModelAndLayersAndTheLayerFlagReplacesThem) {
   std::vector<std::string> names;
   for (const auto& info : cases_of(family_named("Mixtral"), gpu)) names.push_back(info.name());
   EXPECT_EQ(names, (std::vector<std::string>{"Mixtral/int8/8x7b-16L/eager", "Mixtral/int8/8x7b-16L/graph",
+                                             "Mixtral/int8/8x7b-16L/graph_serial",
                                              "Mixtral/int8/8x7b-16L/aten_graph"}));
   EXPECT_EQ(cases_of(family_named("Mixtral"), gpu, 32)[0].name(), "Mixtral/int8/8x7b-32L/eager");
   EXPECT_EQ(cases_of(family_named("Llama2"), cpu)[0].name(), "Llama2/bf16/tiny-2L/eager");
