@@ -3,8 +3,10 @@
 // bench_ops' method: the stream held by a spin kernel while the iterations are enqueued, a read of
 // 2x L2 before each iteration (cold L2), events around the kernel, the median. Every configuration is
 // first checked against a float64 reference on the same random data; a failed check is printed and
-// its time not reported. Writes one CSV line per (case, configuration) to stdout and a summary of the
-// best configuration per case to stderr. Standalone (CUDA runtime only): built by verify/tune/run.sh.
+// its time not reported. The configuration `launch` is the library's own launch function
+// (launch_gemv, launch_layer_norm, launch_rms_norm): what bench_ops runs. Writes one CSV line per
+// (case, configuration) to stdout (verify/tune/summarize.py sums it up). Built by verify/tune/run.sh
+// with the kernels' sources and the timers' flush and hold (lib/cuda/timer_kernels.cu); no LibTorch.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -14,8 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "common/gemv_kernel.h"
 #include "common/gemv_vector.cuh"
 #include "common/row_norm.cuh"
+#include "cuda/timer_kernels.h"
+#include "layer_norm/layer_norm_kernel.h"
+#include "rms_norm/rms_norm_kernel.h"
 
 #define CK(call)                                                                                 \
   do {                                                                                           \
@@ -45,19 +51,6 @@ __global__ void fill_int8(int8_t* p, int64_t n, uint32_t seed) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     p[i] = static_cast<int8_t>(hash(i, seed) & 0xff);
 }
-__global__ void spin(int64_t ns) {
-  uint64_t start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  while (static_cast<int64_t>(now - start) < ns);
-}
-__global__ void read_flush(const uint4* p, int64_t n, unsigned* sink) {
-  unsigned acc = 0;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    acc ^= __ldcg(p + i).x;
-  if (acc == 0x12345678u) *sink = acc;
-}
-
 // float64 GEMV: one thread per (slice, row); also the row's sum of |w x| for the tolerance.
 template <typename T>
 __global__ void gemv_reference(Params p, int64_t num_selected, double* ref, double* abs_sum) {
@@ -95,21 +88,36 @@ __global__ void norm_reference(const bf16* x, const bf16* w, const bf16* b, int6
                                  (b ? __bfloat162float(b[c]) : 0.);
 }
 
-// bench_ops' timing: hold, then per iteration the flush and events around the launch; median in us.
+// Device memory freed when it goes out of scope.
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) { CK(cudaMalloc(&p, bytes)); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <typename T>
+  T* as() const { return static_cast<T*>(p); }
+};
+
+// bench_ops' timing with bench_ops' kernels (lib/cuda/timer_kernels.cu): the stream held by a spin
+// while the iterations are enqueued, then per iteration the read flush and events around the launch;
+// the median in us.
 struct Timer {
-  uint4* flush = nullptr;
-  int64_t flush_vectors = 0;
-  unsigned* sink = nullptr;
+  int sm_count = 0;
+  size_t flush_bytes = 0;
+  DeviceBuffer* flush = nullptr;
+  DeviceBuffer sink{sizeof(int)};
   cudaStream_t stream = nullptr;
   Timer() {
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
-    flush_vectors = 2 * static_cast<int64_t>(prop.l2CacheSize) / 16;
-    CK(cudaMalloc(&flush, flush_vectors * 16));
-    CK(cudaMemset(flush, 1, flush_vectors * 16));
-    CK(cudaMalloc(&sink, 4));
+    sm_count = prop.multiProcessorCount;
+    flush_bytes = 2 * static_cast<size_t>(prop.l2CacheSize);
+    flush = new DeviceBuffer(flush_bytes);
+    CK(cudaMemset(flush->p, 1, flush_bytes));
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   }
+  ~Timer() { delete flush; }
   double median_us(const std::function<void(cudaStream_t)>& launch, int reps) {
     launch(stream);   // warm-up (module load)
     std::vector<cudaEvent_t> start(reps), stop(reps);
@@ -117,9 +125,9 @@ struct Timer {
       CK(cudaEventCreate(&start[i]));
       CK(cudaEventCreate(&stop[i]));
     }
-    spin<<<1, 1, 0, stream>>>(int64_t{reps} * 200000 + 1000000);
+    opbench::detail::launch_spin(stream, uint64_t(reps) * 200000 + 1000000);
     for (int i = 0; i < reps; ++i) {
-      read_flush<<<1056, 256, 0, stream>>>(flush, flush_vectors, sink);
+      opbench::detail::launch_read_flush(stream, flush->p, flush_bytes, sink.as<int>(), sm_count);
       CK(cudaEventRecord(start[i], stream));
       launch(stream);
       CK(cudaEventRecord(stop[i], stream));
@@ -150,6 +158,24 @@ std::vector<float> bf16_to_host(const bf16* d, int64_t n) {
   return f;
 }
 
+// One CSV line for one configuration of a case: `y` (n bf16 outputs) poisoned with NaN, one launch,
+// the largest of err(output, i) over the outputs (a NaN fails), then, if every err <= 1, the time.
+void check_and_time(Timer& timer, const char* kind, const char* dtype, const std::string& case_name, const char* config,
+                    const std::function<void(cudaStream_t)>& launch, bf16* y, int64_t n,
+                    const std::function<double(float, int64_t)>& err, double gbytes, int reps) {
+  CK(cudaMemset(y, 0xff, n * sizeof(bf16)));
+  launch(nullptr);
+  CK(cudaDeviceSynchronize());
+  const std::vector<float> got = bf16_to_host(y, n);
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) worst = std::isnan(got[i]) ? 1e30 : std::max(worst, err(got[i], i));
+  const bool ok = worst <= 1.0;
+  const double us = ok ? timer.median_us(launch, reps) : 0;
+  std::printf("%s,%s,%s,%s,%.2f,%.0f,%s\n", kind, dtype, case_name.c_str(), config, us, ok ? gbytes / (us * 1e-6) : 0.0,
+              ok ? "ok" : "FAILED");
+  std::fflush(stdout);
+}
+
 struct GemvCase {
   std::string name;
   int64_t rows, cols, selected, experts;   // experts 0: a plain GEMV
@@ -175,53 +201,46 @@ void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
   const int64_t experts = gc.experts ? gc.experts : 1;
   const int64_t w_elems = experts * gc.rows * gc.cols, w_bytes = w_elems * (int8 ? 1 : 2);
   const int64_t x_elems = gc.shared_x ? gc.cols : gc.selected * gc.cols, outputs = gc.selected * gc.rows;
-  void* w;
-  bf16 *x, *y;
-  int64_t* idx = nullptr;
-  double *ref, *abs_sum;
-  CK(cudaMalloc(&w, w_bytes));
-  CK(cudaMalloc(&x, x_elems * 2));
-  CK(cudaMalloc(&y, outputs * 2));
-  CK(cudaMalloc(&ref, outputs * 8));
-  CK(cudaMalloc(&abs_sum, outputs * 8));
-  if (int8) fill_int8<<<1024, 256>>>(static_cast<int8_t*>(w), w_elems, 7);
-  else fill_bf16<<<1024, 256>>>(static_cast<bf16*>(w), w_elems, 7, -1.f, 1.f);
-  fill_bf16<<<64, 256>>>(x, x_elems, 11, -1.f, 1.f);
-  if (gc.experts) {
-    std::vector<int64_t> chosen = {3, gc.experts - 1};
-    CK(cudaMalloc(&idx, 16));
-    CK(cudaMemcpy(idx, chosen.data(), 16, cudaMemcpyHostToDevice));
-  }
-  Params p{w, gc.rows, gc.cols, gc.cols, x, gc.shared_x ? 0 : gc.cols, y, idx, gc.rows * gc.cols, experts, nullptr, 0};
+  DeviceBuffer w(w_bytes), x(x_elems * 2), y(outputs * 2), ref(outputs * 8), abs_sum(outputs * 8), idx(16);
+  if (int8) fill_int8<<<1024, 256>>>(w.as<int8_t>(), w_elems, 7);
+  else fill_bf16<<<1024, 256>>>(w.as<bf16>(), w_elems, 7, -1.f, 1.f);
+  fill_bf16<<<64, 256>>>(x.as<bf16>(), x_elems, 11, -1.f, 1.f);
+  const std::vector<int64_t> chosen = {3, gc.experts - 1};
+  CK(cudaMemcpy(idx.p, chosen.data(), 16, cudaMemcpyHostToDevice));
+  const int64_t* expert_idx = gc.experts ? idx.as<int64_t>() : nullptr;
+  const Params p{w.p,       gc.rows,      gc.cols, gc.cols, x.as<bf16>(), gc.shared_x ? 0 : gc.cols, y.as<bf16>(),
+                 expert_idx, gc.rows * gc.cols, experts, nullptr, 0};
   const unsigned ref_blocks = static_cast<unsigned>((outputs + 127) / 128);
-  if (int8) gemv_reference<int8_t><<<ref_blocks, 128>>>(p, gc.selected, ref, abs_sum);
-  else gemv_reference<bf16><<<ref_blocks, 128>>>(p, gc.selected, ref, abs_sum);
+  if (int8) gemv_reference<int8_t><<<ref_blocks, 128>>>(p, gc.selected, ref.as<double>(), abs_sum.as<double>());
+  else gemv_reference<bf16><<<ref_blocks, 128>>>(p, gc.selected, ref.as<double>(), abs_sum.as<double>());
   CK(cudaDeviceSynchronize());
-  const std::vector<double> ref_h = to_host(ref, outputs), abs_h = to_host(abs_sum, outputs);
+  const std::vector<double> ref_h = to_host(ref.as<double>(), outputs), abs_h = to_host(abs_sum.as<double>(), outputs);
+  auto err = [&](float got, int64_t i) {
+    return std::fabs(got - ref_h[i]) / (8e-3 * std::fabs(ref_h[i]) + 1e-5 * abs_h[i] + 1e-6);
+  };
   const double gbytes = (gc.experts ? gc.selected * gc.rows * gc.cols * (int8 ? 1 : 2) : w_bytes) / 1e9;
+  const char* dtype = int8 ? "int8" : "bf16";
+  const unsigned selected = static_cast<unsigned>(gc.selected);
   for (const GemvConfig& cfg : kGemvConfigs) {
     const GemvLaunch launch = int8 ? cfg.int8_launch : cfg.bf16_launch;
-    CK(cudaMemset(y, 0xff, outputs * 2));   // NaN: an unwritten output fails the check
-    launch(p, static_cast<unsigned>(gc.selected), nullptr);
-    CK(cudaDeviceSynchronize());
-    const std::vector<float> got = bf16_to_host(y, outputs);
-    double worst = 0;
-    for (int64_t i = 0; i < outputs; ++i) {
-      const double err = std::fabs(got[i] - ref_h[i]) / (8e-3 * std::fabs(ref_h[i]) + 1e-5 * abs_h[i] + 1e-6);
-      worst = std::isnan(got[i]) ? 1e30 : std::max(worst, err);
-    }
-    const bool ok = worst <= 1.0;
-    const double us = ok ? timer.median_us([&](cudaStream_t s) { launch(p, static_cast<unsigned>(gc.selected), s); }, reps) : 0;
-    std::printf("gemv,%s,%s,%s,%.2f,%.0f,%s\n", int8 ? "int8" : "bf16", gc.name.c_str(), cfg.name, us,
-                ok ? gbytes / (us * 1e-6) : 0.0, ok ? "ok" : "FAILED");
-    std::fflush(stdout);
+    check_and_time(timer, "gemv", dtype, gc.name, cfg.name, [&](cudaStream_t s) { launch(p, selected, s); },
+                   y.as<bf16>(), outputs, err, gbytes, reps);
   }
-  CK(cudaFree(w));
-  CK(cudaFree(x));
-  CK(cudaFree(y));
-  CK(cudaFree(ref));
-  CK(cudaFree(abs_sum));
-  if (idx) CK(cudaFree(idx));
+  opbench::kernels::GemvArgs args;   // the library's launch, as bench_ops calls it
+  args.w = w.p;
+  args.w_type = int8 ? opbench::kernels::WeightType::kInt8 : opbench::kernels::WeightType::kBf16;
+  args.rows = gc.rows;
+  args.cols = args.row_stride = gc.cols;
+  args.x = x.p;
+  args.x_stride = p.x_stride;
+  args.y = y.p;
+  args.expert_idx = expert_idx;
+  args.num_selected = gc.selected;
+  args.expert_stride = p.expert_stride;
+  args.num_experts = experts;
+  check_and_time(timer, "gemv", dtype, gc.name, "launch",
+                 [&](cudaStream_t s) { opbench::kernels::launch_gemv(args, s); }, y.as<bf16>(), outputs, err, gbytes,
+                 reps);
 }
 
 using NormLaunch = void (*)(const opbench::kernels::row_norm::Row<bf16>&, int64_t rows, cudaStream_t);
@@ -243,42 +262,30 @@ const NormConfig kNormConfigs[] = {NORM(1, true), NORM(2, true),  NORM(4, true),
                                    NORM(1, false), NORM(2, false), NORM(4, false), NORM(8, false)};
 
 void tune_norm(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps) {
-  bf16 *x, *w, *b, *y;
-  double* ref;
-  CK(cudaMalloc(&x, rows * cols * 2));
-  CK(cudaMalloc(&y, rows * cols * 2));
-  CK(cudaMalloc(&w, cols * 2));
-  CK(cudaMalloc(&b, cols * 2));
-  CK(cudaMalloc(&ref, rows * cols * 8));
-  fill_bf16<<<1024, 256>>>(x, rows * cols, 3, -2.f, 3.f);
-  fill_bf16<<<16, 256>>>(w, cols, 4, 0.5f, 1.5f);
-  fill_bf16<<<16, 256>>>(b, cols, 5, -0.5f, 0.5f);
-  norm_reference<<<rows, 256>>>(x, w, layer ? b : nullptr, cols, 1e-5, ref);
+  DeviceBuffer x(rows * cols * 2), y(rows * cols * 2), w(cols * 2), b(cols * 2), ref(rows * cols * 8);
+  fill_bf16<<<1024, 256>>>(x.as<bf16>(), rows * cols, 3, -2.f, 3.f);
+  fill_bf16<<<16, 256>>>(w.as<bf16>(), cols, 4, 0.5f, 1.5f);
+  fill_bf16<<<16, 256>>>(b.as<bf16>(), cols, 5, -0.5f, 0.5f);
+  const bf16* bias = layer ? b.as<bf16>() : nullptr;
+  norm_reference<<<rows, 256>>>(x.as<bf16>(), w.as<bf16>(), bias, cols, 1e-5, ref.as<double>());
   CK(cudaDeviceSynchronize());
-  const std::vector<double> ref_h = to_host(ref, rows * cols);
-  const opbench::kernels::row_norm::Row<bf16> r{x, w, layer ? b : nullptr, y, cols, cols, 1e-5f};
+  const std::vector<double> ref_h = to_host(ref.as<double>(), rows * cols);
+  auto err = [&](float got, int64_t i) { return std::fabs(got - ref_h[i]) / (1.6e-2 * std::fabs(ref_h[i]) + 1e-2); };
+  const opbench::kernels::row_norm::Row<bf16> r{x.as<bf16>(), w.as<bf16>(), bias, y.as<bf16>(), cols, cols, 1e-5f};
   const std::string name = (layer ? "LayerNorm/4096x" : "RMSNorm/4096x") + std::to_string(cols);
+  const double gbytes = 2.0 * rows * cols * 2 / 1e9;
   for (const NormConfig& cfg : kNormConfigs) {
     if (cols / 8 > 1024 * cfg.vec) continue;   // a row group of more than 32 warps
     const NormLaunch launch = layer ? cfg.layer : cfg.rms;
-    CK(cudaMemset(y, 0xff, rows * cols * 2));
-    launch(r, rows, nullptr);
-    CK(cudaDeviceSynchronize());
-    const std::vector<float> got = bf16_to_host(y, rows * cols);
-    double worst = 0;
-    for (int64_t i = 0; i < rows * cols; ++i)
-      worst = std::isnan(got[i]) ? 1e30 : std::max(worst, std::fabs(got[i] - ref_h[i]) / (1.6e-2 * std::fabs(ref_h[i]) + 1e-2));
-    const bool ok = worst <= 1.0;
-    const double us = ok ? timer.median_us([&](cudaStream_t s) { launch(r, rows, s); }, reps) : 0;
-    std::printf("norm,bf16,%s,%s,%.2f,%.0f,%s\n", name.c_str(), cfg.name, us,
-                ok ? 2.0 * rows * cols * 2 / 1e9 / (us * 1e-6) : 0.0, ok ? "ok" : "FAILED");
-    std::fflush(stdout);
+    check_and_time(timer, "norm", "bf16", name, cfg.name, [&](cudaStream_t s) { launch(r, rows, s); }, y.as<bf16>(),
+                   rows * cols, err, gbytes, reps);
   }
-  CK(cudaFree(x));
-  CK(cudaFree(y));
-  CK(cudaFree(w));
-  CK(cudaFree(b));
-  CK(cudaFree(ref));
+  const opbench::kernels::NormArgs args{x.p, w.p, bias, y.p, rows, cols, cols, 1e-5f, opbench::kernels::NormType::kBf16};
+  check_and_time(timer, "norm", "bf16", name, "launch",
+                 [&](cudaStream_t s) {
+                   layer ? opbench::kernels::launch_layer_norm(args, s) : opbench::kernels::launch_rms_norm(args, s);
+                 },
+                 y.as<bf16>(), rows * cols, err, gbytes, reps);
 }
 
 }  // namespace
