@@ -7,6 +7,10 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
 #include "opbench/check.h"
 
 namespace opbench::kernels {
@@ -26,10 +30,16 @@ __device__ __forceinline__ void allow_next_launch() {
 }
 
 // True when the current device supports programmatic dependent launch (compute capability >= 9.0).
+// Read once per device: the decode step asks on every launch.
 inline bool programmatic_launch_supported() {
-  int device = 0, major = 0;
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int8_t> known[kMaxDevices] = {};   // 0 unknown, 1 no, 2 yes
+  int device = 0;
   OPBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  if (device < kMaxDevices && known[device] != 0) return known[device] == 2;
+  int major = 0;
   OPBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (device < kMaxDevices) known[device] = major >= 9 ? 2 : 1;
   return major >= 9;
 }
 

@@ -36,20 +36,6 @@ template <> __device__ __forceinline__ float from_f<float>(float v) { return v; 
 template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
-// Sum of `v` over the block; every thread gets the total. REQUIRES: blockDim.x a multiple of 32; every
-// thread of the block calls it (the same number of times).
-__device__ __forceinline__ float block_sum(float v) {
-  __shared__ float warp_sums[32];
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();   // warp_sums may still be read by a previous call
-  if (lane == 0) warp_sums[warp] = v;
-  __syncthreads();
-  float total = lane < static_cast<int>(blockDim.x / 32) ? warp_sums[lane] : 0.f;
-  for (int offset = 16; offset > 0; offset /= 2) total += __shfl_xor_sync(0xffffffffu, total, offset);
-  return total;
-}
-
 template <typename T>
 struct Row {
   const T* x;
@@ -163,14 +149,14 @@ __global__ void scalar_kernel(Row<T> r) {
   if constexpr (Norm::kCentered) {
     float sum = 0.f;
     for (int64_t c = threadIdx.x; c < r.cols; c += blockDim.x) sum += to_f(xr[c]);
-    mean = block_sum(sum) / static_cast<float>(r.cols);
+    mean = group_sum(sum, blockDim.x / 32) / static_cast<float>(r.cols);
   }
   float sum_sq = 0.f;
   for (int64_t c = threadIdx.x; c < r.cols; c += blockDim.x) {
     float d = to_f(xr[c]) - mean;
     sum_sq += d * d;
   }
-  const float scale = Norm::scale(block_sum(sum_sq), static_cast<float>(r.cols), r.eps);
+  const float scale = Norm::scale(group_sum(sum_sq, blockDim.x / 32), static_cast<float>(r.cols), r.eps);
   T* yr = r.y + blockIdx.x * r.cols;
   for (int64_t c = threadIdx.x; c < r.cols; c += blockDim.x)
     yr[c] = Norm::out(to_f(xr[c]), mean, scale, r.w[c], r.b ? r.b[c] : T());
