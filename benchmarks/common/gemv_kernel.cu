@@ -32,15 +32,46 @@ Params params_of(const GemvArgs& a) {
                 a.expert_stride,
                 a.num_experts,
                 static_cast<const __nv_bfloat16*>(a.row_scale),
-                a.row_scale_expert_stride};
+                a.row_scale_expert_stride,
+                static_cast<const __nv_bfloat16*>(a.fusion.norm_w),
+                a.fusion.norm_eps,
+                a.fusion.epilogue,
+                a.fusion.rope};
+}
+
+bool pairs_rows(const GemvArgs& a) {
+  return a.fusion.epilogue == GemvEpilogue::kSwiglu || a.fusion.epilogue == GemvEpilogue::kRopeCache;
+}
+
+// The fusions' own argument rules (gemv_kernel.h); "" when they hold.
+std::string fusion_error(const GemvArgs& a, bool vectorized) {
+  const GemvFusion& f = a.fusion;
+  if ((f.norm_w != nullptr || f.epilogue != GemvEpilogue::kStore) && !vectorized)
+    return "fusions need the vector path (aligned W and x, cols a multiple of the vector width)";
+  if (f.norm_w != nullptr && !aligned(f.norm_w)) return "norm_w not 16-byte aligned";
+  if (pairs_rows(a) && a.rows % 2 != 0) return "the swiglu and rope epilogues need an even row count";
+  if (f.epilogue == GemvEpilogue::kRopeCache) {
+    const RopeCacheOut& r = f.rope;
+    if (!r.pos || !r.cos || !r.sin || !r.k_cache || !r.v_cache) return "rope epilogue: null pointer";
+    if (r.head_dim <= 0 || r.head_dim % 2 != 0 || r.max_len <= 0) return "rope epilogue: bad head_dim or max_len";
+    if (r.q_rows % r.head_dim != 0 || r.kv_rows % r.head_dim != 0 || a.rows != r.q_rows + 2 * r.kv_rows)
+      return "rope epilogue: rows must be q_rows + 2 kv_rows, whole heads";
+    if (a.expert_idx != nullptr) return "rope epilogue: no gather";
+  }
+  return "";
 }
 
 // One vector-path configuration: row groups of kGroup warps, kRows rows each, kSteps column steps in flight.
+// With the RMSNorm prologue when a.fusion.norm_w is set.
 template <typename T, int kGroup, int kRows, int kSteps>
 void launch_vector(const GemvArgs& a, cudaStream_t stream) {
   const dim3 grid(gemv::vector_blocks<kGroup, kRows>(a.rows), static_cast<unsigned>(a.num_selected));
-  launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps>, grid, dim3(kThreadsPerBlock), 0, stream,
-                a.programmatic, params_of(a));
+  if (a.fusion.norm_w != nullptr)
+    launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps, true>, grid, dim3(kThreadsPerBlock), 0, stream,
+                  a.programmatic, params_of(a));
+  else
+    launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps>, grid, dim3(kThreadsPerBlock), 0, stream,
+                  a.programmatic, params_of(a));
 }
 
 template <typename T>
@@ -52,8 +83,11 @@ void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
   } else if (sizeof(T) == 2) {
     // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune): rows of up to 8 KB
     // by groups of 4 warps, 2 rows x 2 steps in flight; longer rows by a whole block per row, 4 steps.
+    // The paired epilogues need two rows a group: a block per 2 rows then.
     if (a.cols * 2 <= 8192)
       launch_vector<T, 4, 2, 2>(a, stream);
+    else if (pairs_rows(a))
+      launch_vector<T, 8, 2, 2>(a, stream);
     else
       launch_vector<T, 8, 1, 4>(a, stream);
   } else if (a.cols < 12288) {
@@ -86,6 +120,7 @@ void launch_gemv(const GemvArgs& a, cudaStream_t stream) {
     invalid("row_scale_expert_stride needs expert_idx and >= rows");
   if ((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock > 0x7fffffff) invalid("too many rows");
   const bool vectorized = gemv_vectorizable(a);
+  if (const std::string why = fusion_error(a, vectorized); !why.empty()) invalid(why);
   if (a.w_type == WeightType::kInt8)
     launch_typed<int8_t>(a, vectorized, stream);
   else

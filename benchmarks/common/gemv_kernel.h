@@ -15,6 +15,38 @@ namespace opbench::kernels {
 
 enum class WeightType { kBf16, kInt8 };
 
+// What the kernel does with a row's result r = bf16(W[row] . x * row_scale) (decode/own_step.cpp fuses
+// the decode step's small kernels into its GEMVs this way). The rounding is the unfused steps'.
+enum class GemvEpilogue {
+  kStore,       // y[row] = r
+  kAddToY,      // y[row] = bf16(y[row] + r): a residual stream updated in place
+  kSwiglu,      // W holds 2n rows [a | b] (per expert): y[o] = bf16(silu(r[o]) * r[n + o]), o < n, y has n rows
+  kRopeCache,   // rows [q heads | k heads | v heads]: y = q rotated, k rotated and v stored in the caches
+};
+
+// kRopeCache's tables and destinations (the model's layouts, decode/decode_kernels.h): RoPE on row
+// pairs (2i, 2i+1) of a head with cos/sin fp32 [max_len, head_dim / 2] at position *pos; caches bf16
+// [kv_heads, max_len, head_dim].
+struct RopeCacheOut {
+  const int64_t* pos = nullptr;
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+  void* k_cache = nullptr;
+  void* v_cache = nullptr;
+  int64_t q_rows = 0, kv_rows = 0, head_dim = 0, max_len = 0;
+};
+
+// Optional fusions; each needs the vector path (gemv_vectorizable), else launch_gemv throws.
+struct GemvFusion {
+  // RMSNorm prologue: when set, x is a residual stream h and the kernel computes W . rms_norm(h) with
+  // rms_norm(h) = h * rsqrt(mean(h^2) + norm_eps) * norm_w (bf16, cols elements), in fp32: the
+  // normalized x is not rounded to bf16 as the unfused norm kernel's output is.
+  const void* norm_w = nullptr;
+  float norm_eps = 1e-5f;
+  GemvEpilogue epilogue = GemvEpilogue::kStore;
+  RopeCacheOut rope;   // kRopeCache only
+};
+
 struct GemvArgs {
   const void* w = nullptr;        // [num_experts x] rows x cols, element type `w_type`
   WeightType w_type = WeightType::kBf16;
@@ -37,6 +69,7 @@ struct GemvArgs {
   // kernel of the stream finishes, and prefetches W before it waits for x. Every kernel before it that
   // writes x, y or the index must let it (the decode step's kernels do); off: an ordinary launch.
   bool programmatic = false;
+  GemvFusion fusion;
 };
 
 // The arguments for y = W @ x with a contiguous square W (d x d); gather fields left unset.

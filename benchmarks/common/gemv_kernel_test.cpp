@@ -2,8 +2,9 @@
 // aligned shapes (the vector path, one and two rows per warp), odd row counts on the vector path,
 // widths that are not a multiple of the vector width, a misaligned x and strided W rows (the scalar
 // path), the optional per-row scale, gathering with indices at both ends of the expert range (read on
-// the device, an index out of range giving NaN rows) and the refusal of inconsistent arguments.
-// Skips without a CUDA device.
+// the device, an index out of range giving NaN rows) and the refusal of inconsistent arguments; the
+// decode step's fusions (RMSNorm prologue, residual add, SwiGLU and RoPE-and-cache epilogues) against
+// float64 on every configuration they run in. Skips without a CUDA device.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -131,6 +132,141 @@ TEST_F(GemvKernel, GathersWithTheIndexReadOnTheDevice) {
       EXPECT_TRUE(out.isnan().all().item<bool>());
     }
   }
+}
+
+double rel_rms(const at::Tensor& got, const at::Tensor& want) {
+  at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
+  return ((g - w).square().mean().sqrt() / w.square().mean().sqrt()).item<double>();
+}
+
+// Per-row bf16 scales for int8 weights (rows x experts), none for bf16.
+at::Tensor scales_for(c10::ScalarType dtype, std::vector<int64_t> shape) {
+  if (dtype != c10::kChar) return {};
+  return (at::rand(shape, at::TensorOptions().device(at::kCUDA)) * 0.02 + 0.001).to(c10::kBFloat16);
+}
+at::Tensor scaled(const at::Tensor& wx, const at::Tensor& scale) {
+  return scale.defined() ? wx * scale.to(at::kDouble) : wx;
+}
+
+// (cols, rows): bf16 takes groups of 4 warps up to 4096 columns, a block per row beyond; int8 groups of 2
+// warps under 12288 columns, a block per 2 rows beyond; odd row counts cut a group short.
+const std::vector<std::pair<int64_t, int64_t>> kFusionShapes = {{1024, 37}, {8192, 64}, {16384, 19}};
+
+TEST_F(GemvKernel, RmsNormPrologueNormalizesTheResidualStream) {
+  for (auto dtype : {c10::kBFloat16, c10::kChar})
+    for (auto [cols, rows] : kFusionShapes) {
+      SCOPED_TRACE(name(dtype) + " " + std::to_string(rows) + "x" + std::to_string(cols));
+      at::Tensor w = weights({rows, cols}, dtype), h = bf16_x(cols) * 3, g = bf16_x(cols);
+      at::Tensor scale = scales_for(dtype, {rows}), y = at::empty({rows}, cuda(c10::kBFloat16));
+      kernels::GemvArgs args = args_for(w, h, y);
+      if (scale.defined()) args.row_scale = scale.data_ptr();
+      args.fusion.norm_w = g.data_ptr();
+      args.fusion.norm_eps = 1e-5f;
+      kernels::launch_gemv(args, stream());
+      at::Tensor hd = h.to(at::kDouble), wd = w.to(at::kDouble);
+      at::Tensor xn = hd * at::rsqrt(hd.square().mean() + 1e-5) * g.to(at::kDouble);
+      const double scale_rms = scale.defined() ? rms(scale) : 1.0;
+      expect_close(y, scaled(at::matmul(wd, xn), scale), dot_tolerance(cols, rms(wd) * scale_rms, rms(xn)),
+                   "gemv with rms_norm prologue");
+    }
+}
+
+TEST_F(GemvKernel, AddToYEpilogueUpdatesTheResidualInPlace) {
+  for (auto dtype : {c10::kBFloat16, c10::kChar})
+    for (auto [cols, rows] : kFusionShapes) {
+      SCOPED_TRACE(name(dtype) + " " + std::to_string(rows) + "x" + std::to_string(cols));
+      at::Tensor w = weights({rows, cols}, dtype), x = bf16_x(cols), scale = scales_for(dtype, {rows});
+      at::Tensor before = bf16_x(rows) * 100, y = before.clone();   // the residual dominates: a lost add shows
+      kernels::GemvArgs args = args_for(w, x, y);
+      if (scale.defined()) args.row_scale = scale.data_ptr();
+      args.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
+      kernels::launch_gemv(args, stream());
+      at::Tensor wd = w.to(at::kDouble), xd = x.to(at::kDouble);
+      at::Tensor delta = scaled(at::matmul(wd, xd), scale), got_delta = y.to(at::kDouble) - before.to(at::kDouble);
+      // bf16(before + delta) rounds by up to 2^-9 of |before| (~100): the sum checked to bf16's
+      // tolerance plus the dot's, the delta alone loosely
+      Tolerance tol = dot_tolerance(cols, rms(wd) * (scale.defined() ? rms(scale) : 1.0), rms(xd));
+      tol.rtol = 1e-2;
+      expect_close(y, before.to(at::kDouble) + delta, tol, "gemv add-to-y");
+      EXPECT_LT(rel_rms(got_delta, delta), 0.25);
+    }
+}
+
+TEST_F(GemvKernel, SwigluEpiloguePairsRowOWithRowNPlusO) {
+  for (auto dtype : {c10::kBFloat16, c10::kChar})
+    for (auto [cols, n] : kFusionShapes)
+      for (bool gather : {false, true}) {
+        SCOPED_TRACE(name(dtype) + " n=" + std::to_string(n) + " cols=" + std::to_string(cols) +
+                     (gather ? " gather" : ""));
+        const int64_t experts = gather ? 4 : 1;
+        at::Tensor w = weights({experts, 2 * n, cols}, dtype), x = bf16_x(cols);
+        at::Tensor scale = scales_for(dtype, {experts, 2 * n});
+        at::Tensor idx = at::tensor(std::vector<int64_t>{experts - 1, 0}, cuda(c10::kLong));
+        const int64_t selected = gather ? 2 : 1;
+        at::Tensor y = at::empty({selected, n}, cuda(c10::kBFloat16));
+        kernels::GemvArgs args = args_for(w, x, y);
+        if (scale.defined()) args.row_scale = scale.data_ptr();
+        if (gather) {
+          args.expert_idx = idx.data_ptr<int64_t>();
+          args.num_selected = 2;
+          args.num_experts = experts;
+          args.expert_stride = 2 * n * cols;
+          if (scale.defined()) args.row_scale_expert_stride = 2 * n;
+        }
+        args.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
+        kernels::launch_gemv(args, stream());
+        at::Tensor sel = gather ? idx : idx.narrow(0, 1, 1);   // expert 0 without gathering
+        at::Tensor ab = at::matmul(w.index_select(0, sel).to(at::kDouble), x.to(at::kDouble));   // [selected, 2n]
+        if (scale.defined()) ab = ab * scale.index_select(0, sel).to(at::kDouble);
+        at::Tensor a = ab.narrow(1, 0, n), b = ab.narrow(1, n, n);
+        EXPECT_LT(rel_rms(y, a * at::sigmoid(a) * b), 0.02);
+      }
+}
+
+TEST_F(GemvKernel, RopeCacheEpilogueRotatesQAndKAndStoresKAndVAtThePosition) {
+  const int64_t head_dim = 64, heads = 4, kv_heads = 2, max_len = 8, pos = 5, cols = 512;
+  const int64_t q_rows = heads * head_dim, kv_rows = kv_heads * head_dim;
+  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
+    SCOPED_TRACE(name(dtype));
+    at::Tensor w = weights({q_rows + 2 * kv_rows, cols}, dtype), x = bf16_x(cols);
+    at::Tensor scale = scales_for(dtype, {q_rows + 2 * kv_rows});
+    at::Tensor angle = at::rand({max_len, head_dim / 2}, cuda(c10::kFloat)) * 6.3;
+    at::Tensor cos = angle.cos(), sin = angle.sin(), where = at::tensor(std::vector<int64_t>{pos}, cuda(c10::kLong));
+    at::Tensor k_cache = at::zeros({kv_heads, max_len, head_dim}, cuda(c10::kBFloat16)), v_cache = at::zeros_like(k_cache);
+    at::Tensor q = at::empty({q_rows}, cuda(c10::kBFloat16));
+    kernels::GemvArgs args = args_for(w, x, q);
+    if (scale.defined()) args.row_scale = scale.data_ptr();
+    args.fusion.epilogue = kernels::GemvEpilogue::kRopeCache;
+    args.fusion.rope = {where.data_ptr<int64_t>(), cos.data_ptr<float>(), sin.data_ptr<float>(), k_cache.data_ptr(),
+                        v_cache.data_ptr(), q_rows, kv_rows, head_dim, max_len};
+    kernels::launch_gemv(args, stream());
+    at::Tensor qkv = scaled(at::matmul(w.to(at::kDouble), x.to(at::kDouble)), scale);
+    auto rotated = [&](const at::Tensor& t, int64_t n_heads) {   // pairs (2i, 2i+1) of each head
+      at::Tensor pairs = t.view({n_heads, head_dim / 2, 2});
+      at::Tensor c = cos[pos].to(at::kDouble), s = sin[pos].to(at::kDouble);
+      at::Tensor x0 = pairs.select(2, 0), x1 = pairs.select(2, 1);
+      return at::stack({x0 * c - x1 * s, x1 * c + x0 * s}, 2).view({n_heads, head_dim});
+    };
+    EXPECT_LT(rel_rms(q.view({heads, head_dim}), rotated(qkv.narrow(0, 0, q_rows), heads)), 0.02);
+    EXPECT_LT(rel_rms(k_cache.select(1, pos), rotated(qkv.narrow(0, q_rows, kv_rows), kv_heads)), 0.02);
+    EXPECT_LT(rel_rms(v_cache.select(1, pos), qkv.narrow(0, q_rows + kv_rows, kv_rows).view({kv_heads, head_dim})), 0.02);
+    EXPECT_EQ(k_cache.ne(0).sum().item<int64_t>(), k_cache.select(1, pos).ne(0).sum().item<int64_t>());   // only pos written
+    EXPECT_EQ(v_cache.ne(0).sum().item<int64_t>(), v_cache.select(1, pos).ne(0).sum().item<int64_t>());
+  }
+}
+
+TEST_F(GemvKernel, FusionsRefuseLayoutsTheyCannotRun) {
+  at::Tensor w = weights({64, 1024}, c10::kBFloat16), x = bf16_x(1025), y = bf16_x(64);
+  kernels::GemvArgs args = args_for(w, x.slice(0, 1), y);   // misaligned x: the scalar path
+  args.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
+  EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
+  args = args_for(w, x.slice(0, 0, 1024), y);
+  args.fusion.epilogue = kernels::GemvEpilogue::kRopeCache;   // no tables, rows not q + 2 kv
+  EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
+  at::Tensor odd = weights({63, 1024}, c10::kBFloat16);
+  args = args_for(odd, x.slice(0, 0, 1024), y);
+  args.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;   // rows must pair up
+  EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
 }
 
 TEST_F(GemvKernel, LaunchRejectsInconsistentArguments) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "common/gemv_kernel.h"
 #include "common/launch.cuh"
 
 namespace opbench::kernels::gemv {
@@ -37,6 +38,12 @@ struct Params {
   int64_t expert_stride, num_experts;
   const __nv_bfloat16* row_scale;
   int64_t row_scale_expert_stride;
+  // Fusions (gemv_kernel.h): the RMSNorm prologue's weights (with kNormInput), the epilogue, its RoPE
+  // tables and caches.
+  const __nv_bfloat16* norm_w = nullptr;
+  float norm_eps = 0.f;
+  GemvEpilogue epilogue = GemvEpilogue::kStore;
+  RopeCacheOut rope = {};
 };
 
 // Starts fetching the cache line holding `p` into L2 (no register waits for it).
@@ -61,6 +68,16 @@ struct XChunk {
         v[8 * q + 2 * i] = f.x;
         v[8 * q + 2 * i + 1] = f.y;
       }
+    }
+  }
+  // The RMSNorm prologue: adds the squares of x to sum_sq, then multiplies x by the norm's weights g.
+  __device__ __forceinline__ void apply_norm(const __nv_bfloat16* g, float& sum_sq) {
+    XChunk<T> w;
+    w.load(g);
+#pragma unroll
+    for (int i = 0; i < kElems; ++i) {
+      sum_sq = fmaf(v[i], v[i], sum_sq);
+      v[i] *= w.v[i];
     }
   }
 };
@@ -120,29 +137,64 @@ __device__ __forceinline__ __nv_bfloat16 finish_row(const Params& p, int64_t exp
   return __float2bfloat16(total);
 }
 
-// 16-byte path (see the top). REQUIRES: the layout rules of gemv_vectorizable.
-template <typename T, int kGroup, int kRows, int kSteps>
+// The fused epilogues (gemv_kernel.h) of one row group, by the thread holding its two rows' results
+// (bf16-rounded, as the unfused kernel stores them).
+__device__ __forceinline__ void store_swiglu(const Params& p, int64_t slice, int64_t o, float a, float b) {
+  p.y[slice * (p.rows / 2) + o] = __float2bfloat16(a / (1.f + __expf(-a)) * b);
+}
+// Rows (row, row + 1) of [q | k | v]: a RoPE pair of a q or k head, or two elements of a v head.
+__device__ __forceinline__ void store_rope_cache(const Params& p, int64_t row, float x0, float x1) {
+  const RopeCacheOut& r = p.rope;
+  const int64_t pos = *r.pos, half = r.head_dim / 2;
+  float o0 = x0, o1 = x1;
+  if (row < r.q_rows + r.kv_rows) {
+    const int64_t i = (row % r.head_dim) / 2;
+    const float c = r.cos[pos * half + i], s = r.sin[pos * half + i];
+    o0 = x0 * c - x1 * s;
+    o1 = x1 * c + x0 * s;
+  }
+  __nv_bfloat16* dst;
+  if (row < r.q_rows) {
+    dst = p.y + row;
+  } else {
+    const bool key = row < r.q_rows + r.kv_rows;
+    const int64_t kv_row = row - r.q_rows - (key ? 0 : r.kv_rows);
+    dst = static_cast<__nv_bfloat16*>(key ? r.k_cache : r.v_cache) +
+          ((kv_row / r.head_dim) * r.max_len + pos) * r.head_dim + kv_row % r.head_dim;
+  }
+  dst[0] = __float2bfloat16(o0);
+  dst[1] = __float2bfloat16(o1);
+}
+
+// 16-byte path (see the top). REQUIRES: the layout rules of gemv_vectorizable; kRows == 2 for the
+// kSwiglu and kRopeCache epilogues. kNormInput: the RMSNorm prologue (x is the residual stream; each
+// group sums the squares of the x it reads, the whole row of x, and scales its results at the end).
+// kSwiglu: a group's two rows are o and o + rows / 2 (grid over rows / 2 output rows).
+template <typename T, int kGroup, int kRows, int kSteps, bool kNormInput = false>
 __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   static_assert(kWarpsPerBlock % kGroup == 0, "a block holds whole row groups");
   constexpr int kElems = XChunk<T>::kElems;
   constexpr int64_t kStride = int64_t{kGroup} * kWarpSize * kElems;
-  __shared__ float partial[kWarpsPerBlock][kRows];
+  constexpr int kSums = kRows + (kNormInput ? 1 : 0);   // the rows' sums, then x's sum of squares
+  __shared__ float partial[kWarpsPerBlock][kSums];
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int group_warp = warp % kGroup;
-  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * (kWarpsPerBlock / kGroup) + warp / kGroup) * kRows;
+  const int64_t group_index = static_cast<int64_t>(blockIdx.x) * (kWarpsPerBlock / kGroup) + warp / kGroup;
+  const bool paired = p.epilogue == GemvEpilogue::kSwiglu;
+  const int64_t first_row = paired ? group_index : group_index * kRows, row_step = paired ? p.rows / 2 : 1;
   const int64_t slice = blockIdx.y;
-  const bool has_rows = row0 < p.rows;   // uniform across the group; a group without rows still syncs
+  const bool has_rows = first_row < (paired ? row_step : p.rows);   // uniform across the group; a group without rows still syncs
   if (p.expert_idx != nullptr) wait_for_inputs();   // the index comes from an earlier kernel
   const int64_t expert = expert_of(p, slice);
-  const int rows_here = !has_rows ? 0 : static_cast<int>(p.rows - row0 < kRows ? p.rows - row0 : kRows);
+  const int rows_here = !has_rows ? 0 : paired ? 2 : static_cast<int>(p.rows - first_row < kRows ? p.rows - first_row : kRows);
   // A partial row group reads its last row again in place of the missing ones (never out of bounds).
   int64_t row_off[kRows];
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) row_off[r] = (r < rows_here ? r : rows_here - 1) * p.row_stride;
-  const T* w = static_cast<const T*>(p.w) + (expert < 0 ? 0 : expert) * p.expert_stride + row0 * p.row_stride;
+  for (int r = 0; r < kRows; ++r) row_off[r] = (r < rows_here ? r : rows_here - 1) * row_step * p.row_stride;
+  const T* w = static_cast<const T*>(p.w) + (expert < 0 ? 0 : expert) * p.expert_stride + first_row * p.row_stride;
   const bool reads = has_rows && expert >= 0;
   const __nv_bfloat16* x = p.x + slice * p.x_stride;
-  float acc[kRows] = {};
+  float acc[kSums] = {};
   int64_t c = (static_cast<int64_t>(group_warp) * kWarpSize + lane) * kElems;
   // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them once the
   // first steps of W are on their way into L2 (a prefetch holds no registers).
@@ -154,6 +206,12 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
         if (c + s * kStride < p.cols) prefetch_l2(w + row_off[r] + c + s * kStride);
   wait_for_inputs();
   allow_next_launch();
+  auto load_x = [&](int64_t at) {
+    XChunk<T> xc;
+    xc.load(x + at);
+    if constexpr (kNormInput) xc.apply_norm(p.norm_w + at, acc[kRows]);
+    return xc;
+  };
   for (; reads && c + (kSteps - 1) * kStride < p.cols; c += kSteps * kStride) {
     uint4 wv[kSteps][kRows];
 #pragma unroll
@@ -162,41 +220,60 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
       for (int r = 0; r < kRows; ++r) wv[s][r] = __ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c + s * kStride));
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      XChunk<T> xc;
-      xc.load(x + c + s * kStride);
+      const XChunk<T> xc = load_x(c + s * kStride);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(wv[s][r], xc, acc[r]);
     }
   }
   for (; reads && c < p.cols; c += kStride) {   // fewer than kSteps chunks left
-    XChunk<T> xc;
-    xc.load(x + c);
+    const XChunk<T> xc = load_x(c);
 #pragma unroll
     for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(__ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c)), xc, acc[r]);
   }
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) acc[r] = warp_sum(acc[r]);
+  for (int r = 0; r < kSums; ++r) acc[r] = warp_sum(acc[r]);
   if constexpr (kGroup > 1) {
     if (lane == 0)
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) partial[warp][r] = acc[r];
+      for (int r = 0; r < kSums; ++r) partial[warp][r] = acc[r];
     __syncthreads();
     if (group_warp == 0)
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
+      for (int r = 0; r < kSums; ++r) {
         float total = 0.f;
 #pragma unroll
         for (int g = 0; g < kGroup; ++g) total += partial[warp + g][r];
         acc[r] = total;
       }
   }
-  if (group_warp != 0 || lane >= rows_here) return;
-  __nv_bfloat16* y = p.y + slice * p.rows + row0;
-  float mine = acc[0];
+  if (group_warp != 0 || rows_here == 0) return;
+  if constexpr (kNormInput) {
+    const float scale = rsqrtf(acc[kRows] / static_cast<float>(p.cols) + p.norm_eps);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) acc[r] *= scale;
+  }
+  float result[kRows];   // as the unfused kernel stores them
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    result[r] = __bfloat162float(expert < 0 ? nan_bf16() : finish_row(p, expert, first_row + r * row_step, acc[r]));
+  if constexpr (kRows == 2) {
+    if (p.epilogue == GemvEpilogue::kSwiglu || p.epilogue == GemvEpilogue::kRopeCache) {
+      if (lane != 0) return;
+      if (paired)
+        store_swiglu(p, slice, first_row, result[0], result[1]);
+      else
+        store_rope_cache(p, first_row, result[0], result[1]);
+      return;
+    }
+  }
+  if (lane >= rows_here) return;
+  float mine = result[0];
 #pragma unroll
   for (int r = 1; r < kRows; ++r)
-    if (lane == r) mine = acc[r];
-  y[lane] = expert < 0 ? nan_bf16() : finish_row(p, expert, row0 + lane, mine);
+    if (lane == r) mine = result[r];
+  __nv_bfloat16* y = p.y + slice * p.rows + first_row + lane;
+  if (p.epilogue == GemvEpilogue::kAddToY) mine += __bfloat162float(*y);
+  *y = __float2bfloat16(mine);
 }
 
 // Any shape and alignment: one row per warp, element by element.

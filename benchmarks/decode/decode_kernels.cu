@@ -15,7 +15,6 @@ constexpr int kWarp = 32;
 using bf16 = __nv_bfloat16;
 
 __device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16(v)); }
 
 // Sum (or max) over the block; every thread gets the result. `scratch` holds one float per warp.
 template <bool kMax>
@@ -36,66 +35,16 @@ __device__ float block_reduce(float v, float* scratch) {
   return v;
 }
 
-// One block; each thread keeps its elements of the new residual in registers between the two passes.
-constexpr int kNormThreads = 1024;
-constexpr int kNormMaxPerThread = 16;   // dim <= 16384
-
-__global__ void __launch_bounds__(kNormThreads) residual_rms_norm(ResidualNormArgs a) {
+__global__ void residual_add(ResidualAddArgs a) {
   wait_for_inputs();
   allow_next_launch();
-  __shared__ float scratch[kWarp];
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= a.dim) return;
   bf16* h = static_cast<bf16*>(a.h);
   const bf16* delta = static_cast<const bf16*>(a.delta);
-  float v[kNormMaxPerThread];
-  float sum_sq = 0.f;
-#pragma unroll
-  for (int k = 0; k < kNormMaxPerThread; ++k) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kNormThreads;
-    if (i >= a.dim) break;
-    float x = to_f(h[i]);
-    for (int64_t e = 0; e < a.n_delta; ++e) {
-      const float w = a.delta_weights ? a.delta_weights[e] : 1.f;
-      x += w * to_f(delta[e * a.dim + i]);
-    }
-    x = round_bf16(x);
-    if (a.n_delta > 0) h[i] = __float2bfloat16(x);
-    v[k] = x;
-    sum_sq += x * x;
-  }
-  const float scale = rsqrtf(block_reduce<false>(sum_sq, scratch) / static_cast<float>(a.dim) + a.eps);
-  const bf16* w = static_cast<const bf16*>(a.norm_w);
-  bf16* out = static_cast<bf16*>(a.out);
-#pragma unroll
-  for (int k = 0; k < kNormMaxPerThread; ++k) {
-    const int64_t i = threadIdx.x + static_cast<int64_t>(k) * kNormThreads;
-    if (i >= a.dim) break;
-    out[i] = __float2bfloat16(round_bf16(v[k] * scale) * to_f(w[i]));
-  }
-}
-
-// One block per head of q, k (rotated) and v (copied); one thread per rotation pair.
-__global__ void rope_cache(RopeCacheArgs a) {
-  wait_for_inputs();
-  allow_next_launch();
-  const int64_t head = blockIdx.x, half = a.head_dim / 2, pos = *a.pos;
-  const bf16* qkv = static_cast<const bf16*>(a.qkv);
-  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
-    const float c = a.cos[pos * half + i], s = a.sin[pos * half + i];
-    const bf16* src = qkv + head * a.head_dim + 2 * i;
-    if (head < a.n_heads + a.n_kv_heads) {
-      const float x0 = to_f(src[0]), x1 = to_f(src[1]);
-      bf16* dst = head < a.n_heads ? static_cast<bf16*>(a.q_out) + head * a.head_dim + 2 * i
-                                   : static_cast<bf16*>(a.k_cache) +
-                                         ((head - a.n_heads) * a.max_len + pos) * a.head_dim + 2 * i;
-      dst[0] = __float2bfloat16(x0 * c - x1 * s);
-      dst[1] = __float2bfloat16(x1 * c + x0 * s);
-    } else {
-      bf16* dst = static_cast<bf16*>(a.v_cache) +
-                  ((head - a.n_heads - a.n_kv_heads) * a.max_len + pos) * a.head_dim + 2 * i;
-      dst[0] = src[0];
-      dst[1] = src[1];
-    }
-  }
+  float x = to_f(h[i]);
+  for (int64_t e = 0; e < a.n_delta; ++e) x += (a.delta_weights ? a.delta_weights[e] : 1.f) * to_f(delta[e * a.dim + i]);
+  h[i] = __float2bfloat16(x);
 }
 
 constexpr int kAttentionThreads = 256;
@@ -170,16 +119,6 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
   }
 }
 
-__global__ void swiglu(const bf16* h13, bf16* out, int64_t rows, int64_t ffn) {
-  wait_for_inputs();
-  allow_next_launch();
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= rows * ffn) return;
-  const int64_t r = i / ffn, c = i % ffn;
-  const float a = to_f(h13[r * 2 * ffn + c]), b = to_f(h13[r * 2 * ffn + ffn + c]);
-  out[i] = __float2bfloat16(a / (1.f + __expf(-a)) * b);
-}
-
 __global__ void top2_route(const bf16* logits, int64_t n, int64_t* idx, float* weights) {
   wait_for_inputs();
   allow_next_launch();
@@ -208,19 +147,10 @@ unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + 
 
 }  // namespace
 
-void launch_residual_rms_norm(const ResidualNormArgs& a, cudaStream_t stream, bool programmatic) {
-  if (!a.h || !a.norm_w || !a.out || (a.n_delta > 0 && !a.delta)) invalid("residual_rms_norm", "null pointer");
-  if (a.dim <= 0 || a.dim > int64_t{kNormThreads} * kNormMaxPerThread)
-    invalid("residual_rms_norm", "dim outside [1, 16384]");
-  launch_kernel(residual_rms_norm, dim3(1), dim3(kNormThreads), 0, stream, programmatic, a);
-}
-
-void launch_rope_cache(const RopeCacheArgs& a, cudaStream_t stream, bool programmatic) {
-  if (!a.qkv || !a.q_out || !a.k_cache || !a.v_cache || !a.pos || !a.cos || !a.sin) invalid("rope_cache", "null pointer");
-  if (a.head_dim <= 0 || a.head_dim % 2 != 0) invalid("rope_cache", "head_dim must be even and positive");
-  const int threads = static_cast<int>(a.head_dim / 2 < 256 ? a.head_dim / 2 : 256);
-  launch_kernel(rope_cache, dim3(static_cast<unsigned>(a.n_heads + 2 * a.n_kv_heads)), dim3(threads), 0, stream,
-                programmatic, a);
+void launch_residual_add(const ResidualAddArgs& a, cudaStream_t stream, bool programmatic) {
+  if (!a.h || (a.n_delta > 0 && !a.delta)) invalid("residual_add", "null pointer");
+  if (a.dim <= 0 || a.n_delta < 0) invalid("residual_add", "empty shape");
+  launch_kernel(residual_add, dim3(blocks_for(a.dim, 256)), dim3(256), 0, stream, programmatic, a);
 }
 
 void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream, bool programmatic) {
@@ -233,12 +163,6 @@ void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream, bool p
   if (shared_bytes > 48 * 1024) invalid("decode_attention", "max_len too long for the scores in shared memory");
   launch_kernel(decode_attention, dim3(static_cast<unsigned>(a.n_heads)), dim3(kAttentionThreads), shared_bytes,
                 stream, programmatic, a);
-}
-
-void launch_swiglu(const void* h13, void* out, int64_t rows, int64_t ffn, cudaStream_t stream, bool programmatic) {
-  if (!h13 || !out || rows <= 0 || ffn <= 0) invalid("swiglu", "null pointer or empty shape");
-  launch_kernel(swiglu, dim3(blocks_for(rows * ffn, 256)), dim3(256), 0, stream, programmatic,
-                static_cast<const bf16*>(h13), static_cast<bf16*>(out), rows, ffn);
 }
 
 void launch_top2_route(const void* logits, int64_t n_experts, int64_t* idx, float* weights, cudaStream_t stream,

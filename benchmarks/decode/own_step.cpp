@@ -24,10 +24,16 @@ kernels::GemvArgs OwnStep::gemv_args(const Linear& l, const at::Tensor& x, at::T
   return a;
 }
 
+kernels::GemvArgs OwnStep::normed_args(const Linear& l, const at::Tensor& norm_w, at::Tensor& y) const {
+  kernels::GemvArgs a = gemv_args(l, h_, y);
+  a.fusion.norm_w = norm_w.data_ptr();
+  a.fusion.norm_eps = static_cast<float>(m_.cfg.norm_eps);
+  return a;
+}
+
 // y[e] = W[idx[e]] . x[e] for the top_k selected experts; x_stride 0: one x for all.
-kernels::GemvArgs OwnStep::gather_args(const Linear& l, const at::Tensor& x, int64_t x_stride,
-                                       const at::Tensor& idx, at::Tensor& y) const {
-  kernels::GemvArgs a = gemv_args(l, x, y);
+kernels::GemvArgs OwnStep::gather_args(kernels::GemvArgs a, const Linear& l, int64_t x_stride,
+                                       const at::Tensor& idx) const {
   a.x_stride = x_stride;
   a.expert_idx = idx.data_ptr<int64_t>();
   a.num_selected = idx.numel();
@@ -44,12 +50,9 @@ OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(pro
   auto opts = model.tok_emb.options();
   const int64_t k = c.moe() ? c.top_k : 1;
   h_ = at::empty({1, c.dim}, opts);
-  xn_ = at::empty({c.dim}, opts);
-  qkv_ = at::empty({c.qkv_rows()}, opts);
   q_ = at::empty({c.n_heads * c.head_dim()}, opts);
   attn_ = at::empty({c.n_heads * c.head_dim()}, opts);
   delta_ = at::empty({k, c.dim}, opts);
-  h13_ = at::empty({k, 2 * c.ffn}, opts);
   act_ = at::empty({k, c.ffn}, opts);
   logits_ = at::empty({1, c.vocab}, opts);
   if (c.moe()) {
@@ -61,68 +64,65 @@ OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(pro
 
 std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
   std::string gemv = model.int8 ? "gemv_int8(fused dequantize)" : "gemv_bf16";
-  std::string names = "own:" + gemv + (model.cfg.moe() ? ",gather_gemv,top2_route" : "") +
-                      ",residual_rms_norm,rope_cache,decode_attention,swiglu";
+  std::string names = "own:" + gemv + "+rms_norm/rope_cache/residual_add/swiglu," +
+                      (model.cfg.moe() ? "gather_gemv,top2_route,residual_add," : "") + "decode_attention";
   return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding,argmax";
 }
 
+// h += FFN(rms_norm(h)), the norm fused into the GEMVs that read it.
 void OwnStep::feed_forward(int64_t l, cudaStream_t stream) {
   const ModelConfig& c = m_.cfg;
   const Layer& layer = m_.layers[static_cast<size_t>(l)];
   if (!c.moe()) {
-    kernels::launch_gemv(gemv_args(layer.w13, xn_, h13_), stream);
-    kernels::launch_swiglu(h13_.data_ptr(), act_.data_ptr(), 1, c.ffn, stream, programmatic_);
-    kernels::launch_gemv(gemv_args(layer.w2, act_, delta_), stream);
+    kernels::GemvArgs w13 = normed_args(layer.w13, layer.ffn_norm, act_);
+    w13.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
+    kernels::launch_gemv(w13, stream);
+    kernels::GemvArgs w2 = gemv_args(layer.w2, act_, h_);
+    w2.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
+    kernels::launch_gemv(w2, stream);
     return;
   }
-  kernels::launch_gemv(gemv_args(layer.gate, xn_, router_), stream);
+  kernels::launch_gemv(normed_args(layer.gate, layer.ffn_norm, router_), stream);
   kernels::launch_top2_route(router_.data_ptr(), c.n_experts, route_idx_.data_ptr<int64_t>(),
                              route_w_.data_ptr<float>(), stream, programmatic_);
   if (route_log_) {
     route_log_->idx.select(0, l).view({-1}).copy_(route_idx_);
     route_log_->weights.select(0, l).view({-1}).copy_(route_w_);
   }
-  kernels::launch_gemv(gather_args(layer.w13, xn_, 0, route_idx_, h13_), stream);
-  kernels::launch_swiglu(h13_.data_ptr(), act_.data_ptr(), c.top_k, c.ffn, stream, programmatic_);
-  kernels::launch_gemv(gather_args(layer.w2, act_, c.ffn, route_idx_, delta_), stream);
+  kernels::GemvArgs w13 = gather_args(normed_args(layer.w13, layer.ffn_norm, act_), layer.w13, 0, route_idx_);
+  w13.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
+  kernels::launch_gemv(w13, stream);
+  kernels::launch_gemv(gather_args(gemv_args(layer.w2, act_, delta_), layer.w2, c.ffn, route_idx_), stream);
+  kernels::ResidualAddArgs add;   // h += the routing-weighted experts' outputs
+  add.h = h_.data_ptr();
+  add.delta = delta_.data_ptr();
+  add.n_delta = c.top_k;
+  add.delta_weights = route_w_.data_ptr<float>();
+  add.dim = c.dim;
+  kernels::launch_residual_add(add, stream, programmatic_);
 }
 
 const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& pos) {
   const ModelConfig& c = m_.cfg;
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
   at::index_select_out(h_, m_.tok_emb, 0, token);
-  kernels::ResidualNormArgs norm;
-  norm.h = h_.data_ptr();
-  norm.out = xn_.data_ptr();
-  norm.dim = c.dim;
-  norm.eps = static_cast<float>(c.norm_eps);
-  // residual += pending delta (none before the first layer), then the next norm
-  auto add_and_norm = [&](int64_t n_delta, const float* weights, const at::Tensor& norm_w) {
-    norm.delta = delta_.data_ptr();
-    norm.n_delta = n_delta;
-    norm.delta_weights = weights;
-    norm.norm_w = norm_w.data_ptr();
-    kernels::launch_residual_rms_norm(norm, stream, programmatic_);
-  };
   const int64_t hd = c.head_dim();
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const Layer& layer = m_.layers[static_cast<size_t>(l)];
-    if (l == 0) add_and_norm(0, nullptr, layer.attn_norm);
-    kernels::launch_gemv(gemv_args(layer.wqkv, xn_, qkv_), stream);
     const int64_t cache_offset = l * c.n_kv_heads * c.max_len() * hd;
-    kernels::RopeCacheArgs rope;
-    rope.qkv = qkv_.data_ptr();
-    rope.q_out = q_.data_ptr();
-    rope.k_cache = static_cast<at::BFloat16*>(m_.k_cache.data_ptr()) + cache_offset;
-    rope.v_cache = static_cast<at::BFloat16*>(m_.v_cache.data_ptr()) + cache_offset;
+    kernels::GemvArgs qkv = normed_args(layer.wqkv, layer.attn_norm, q_);
+    qkv.fusion.epilogue = kernels::GemvEpilogue::kRopeCache;
+    kernels::RopeCacheOut& rope = qkv.fusion.rope;
     rope.pos = pos.data_ptr<int64_t>();
     rope.cos = m_.rope_cos.data_ptr<float>();
     rope.sin = m_.rope_sin.data_ptr<float>();
-    rope.n_heads = c.n_heads;
-    rope.n_kv_heads = c.n_kv_heads;
+    rope.k_cache = static_cast<at::BFloat16*>(m_.k_cache.data_ptr()) + cache_offset;
+    rope.v_cache = static_cast<at::BFloat16*>(m_.v_cache.data_ptr()) + cache_offset;
+    rope.q_rows = c.n_heads * hd;
+    rope.kv_rows = c.n_kv_heads * hd;
     rope.head_dim = hd;
     rope.max_len = c.max_len();
-    kernels::launch_rope_cache(rope, stream, programmatic_);
+    kernels::launch_gemv(qkv, stream);
     kernels::AttentionArgs att;
     att.q = q_.data_ptr();
     att.k_cache = rope.k_cache;
@@ -134,13 +134,12 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     att.head_dim = hd;
     att.max_len = c.max_len();
     kernels::launch_decode_attention(att, stream, programmatic_);
-    kernels::launch_gemv(gemv_args(layer.wo, attn_, delta_), stream);
-    add_and_norm(1, nullptr, layer.ffn_norm);
+    kernels::GemvArgs wo = gemv_args(layer.wo, attn_, h_);
+    wo.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
+    kernels::launch_gemv(wo, stream);
     feed_forward(l, stream);
-    const at::Tensor& next_norm = l + 1 < c.n_layers ? m_.layers[static_cast<size_t>(l + 1)].attn_norm : m_.norm;
-    add_and_norm(c.moe() ? c.top_k : 1, c.moe() ? route_w_.data_ptr<float>() : nullptr, next_norm);
   }
-  kernels::launch_gemv(gemv_args(m_.output, xn_, logits_), stream);
+  kernels::launch_gemv(normed_args(m_.output, m_.norm, logits_), stream);
   return logits_;
 }
 
