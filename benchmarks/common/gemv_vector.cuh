@@ -74,11 +74,13 @@ struct XChunk {
   __device__ __forceinline__ void apply_norm(const __nv_bfloat16* g, float& sum_sq) {
     XChunk<T> w;
     w.load(g);
+    float sq[4] = {};   // four short chains: one long chain of kElems FMAs would bound the int8 loop
 #pragma unroll
     for (int i = 0; i < kElems; ++i) {
-      sum_sq = fmaf(v[i], v[i], sum_sq);
+      sq[i % 4] = fmaf(v[i], v[i], sq[i % 4]);
       v[i] *= w.v[i];
     }
+    sum_sq += (sq[0] + sq[1]) + (sq[2] + sq[3]);
   }
 };
 
@@ -142,17 +144,35 @@ __device__ __forceinline__ __nv_bfloat16 finish_row(const Params& p, int64_t exp
 __device__ __forceinline__ void store_swiglu(const Params& p, int64_t slice, int64_t o, float a, float b) {
   p.y[slice * (p.rows / 2) + o] = __float2bfloat16(a / (1.f + __expf(-a)) * b);
 }
-// Rows (row, row + 1) of [q | k | v]: a RoPE pair of a q or k head, or two elements of a v head.
-__device__ __forceinline__ void store_rope_cache(const Params& p, int64_t row, float x0, float x1) {
-  const RopeCacheOut& r = p.rope;
-  const int64_t pos = *r.pos, half = r.head_dim / 2;
-  float o0 = x0, o1 = x1;
-  if (row < r.q_rows + r.kv_rows) {
-    const int64_t i = (row % r.head_dim) / 2;
-    const float c = r.cos[pos * half + i], s = r.sin[pos * half + i];
-    o0 = x0 * c - x1 * s;
-    o1 = x1 * c + x0 * s;
+// What an epilogue reads besides the row results, loaded before the row loop so that the loads' latency
+// hides behind it: the old y (kAddToY, one per row), the position and its rotation (kRopeCache).
+struct EpilogueOperands {
+  float y_old = 0.f, cos = 1.f, sin = 0.f;
+  int64_t pos = 0;
+};
+__device__ __forceinline__ EpilogueOperands load_epilogue_operands(const Params& p, int64_t slice, int64_t first_row,
+                                                                   int rows_here, int lane) {
+  EpilogueOperands o;
+  if (p.epilogue == GemvEpilogue::kAddToY && lane < rows_here)
+    o.y_old = __bfloat162float(p.y[slice * p.rows + first_row + lane]);
+  if (p.epilogue == GemvEpilogue::kRopeCache && lane == 0 && rows_here > 0) {
+    const RopeCacheOut& r = p.rope;
+    o.pos = *r.pos;
+    if (first_row < r.q_rows + r.kv_rows) {   // q and k rows rotate, v rows do not
+      const int64_t at = o.pos * (r.head_dim / 2) + (first_row % r.head_dim) / 2;
+      o.cos = r.cos[at];
+      o.sin = r.sin[at];
+    }
   }
+  return o;
+}
+
+// Rows (row, row + 1) of [q | k | v]: a RoPE pair of a q or k head, or two elements of a v head.
+__device__ __forceinline__ void store_rope_cache(const Params& p, const EpilogueOperands& e, int64_t row, float x0,
+                                                 float x1) {
+  const RopeCacheOut& r = p.rope;
+  const int64_t pos = e.pos;
+  const float o0 = x0 * e.cos - x1 * e.sin, o1 = x1 * e.cos + x0 * e.sin;   // v: cos 1, sin 0
   __nv_bfloat16* dst;
   if (row < r.q_rows) {
     dst = p.y + row;
@@ -206,6 +226,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
         if (c + s * kStride < p.cols) prefetch_l2(w + row_off[r] + c + s * kStride);
   wait_for_inputs();
   allow_next_launch();
+  const EpilogueOperands operands =
+      group_warp == 0 ? load_epilogue_operands(p, slice, first_row, rows_here, lane) : EpilogueOperands{};
   auto load_x = [&](int64_t at) {
     XChunk<T> xc;
     xc.load(x + at);
@@ -262,7 +284,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
       if (paired)
         store_swiglu(p, slice, first_row, result[0], result[1]);
       else
-        store_rope_cache(p, first_row, result[0], result[1]);
+        store_rope_cache(p, operands, first_row, result[0], result[1]);
       return;
     }
   }
@@ -272,7 +294,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   for (int r = 1; r < kRows; ++r)
     if (lane == r) mine = result[r];
   __nv_bfloat16* y = p.y + slice * p.rows + first_row + lane;
-  if (p.epilogue == GemvEpilogue::kAddToY) mine += __bfloat162float(*y);
+  if (p.epilogue == GemvEpilogue::kAddToY) mine += operands.y_old;
   *y = __float2bfloat16(mine);
 }
 
