@@ -47,75 +47,107 @@ __global__ void residual_add(ResidualAddArgs a) {
   h[i] = __float2bfloat16(x);
 }
 
-constexpr int kAttentionThreads = 256;
-constexpr int kAttentionMaxPerLane = 8;   // head_dim <= 8 * 32
+constexpr int kAttentionThreads = 128;
+constexpr int kChunk = static_cast<int>(kAttentionChunk);
+constexpr int kMaxHeadChunks = 32;   // head_dim <= 32 x 8
 
-// A thread per cached position for the scores (its row of K in 16-byte loads, all in flight at once),
-// then warps that split the positions for the weighted sum of V.
+// One block per (head, chunk of positions); see decode_kernels.h.
 __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionArgs a) {
   wait_for_inputs();
   allow_next_launch();
-  extern __shared__ float shared[];   // q (head_dim), scores (max_len), partial sums (warps x head_dim)
-  __shared__ float scratch[kWarp];
-  float* q = shared;
-  float* scores = q + a.head_dim;
-  float* partial = scores + a.max_len;
-  const int64_t head = blockIdx.x, group = head / (a.n_heads / a.n_kv_heads), len = *a.pos + 1;
-  const bf16* k = static_cast<const bf16*>(a.k_cache) + group * a.max_len * a.head_dim;
-  const bf16* v = static_cast<const bf16*>(a.v_cache) + group * a.max_len * a.head_dim;
-  const float scale = rsqrtf(static_cast<float>(a.head_dim));
-  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
-  for (int64_t d = threadIdx.x; d < a.head_dim; d += blockDim.x)
-    q[d] = to_f(static_cast<const bf16*>(a.q)[head * a.head_dim + d]) * scale;
+  const int64_t head = blockIdx.x, chunk = blockIdx.y, len = *a.pos + 1, first = chunk * kChunk;
+  if (first >= len) return;
+  __shared__ float q[kMaxHeadChunks * 8], p[kChunk], acc[kAttentionThreads / 8 * 8 * 8];
+  __shared__ bool last;
+  const int64_t hd = a.head_dim, chunks = hd / 8, n = len - first < kChunk ? len - first : kChunk;
+  const int64_t group = head / (a.n_heads / a.n_kv_heads);
+  const bf16* k = static_cast<const bf16*>(a.k_cache) + (group * a.max_len + first) * hd;
+  const bf16* v = static_cast<const bf16*>(a.v_cache) + (group * a.max_len + first) * hd;
+  const int tid = threadIdx.x;
+  for (int64_t d = tid; d < hd; d += kAttentionThreads)
+    q[d] = to_f(static_cast<const bf16*>(a.q)[head * hd + d]) * rsqrtf(static_cast<float>(hd));
   __syncthreads();
-  float local_max = -INFINITY;
-  for (int64_t t = threadIdx.x; t < len; t += blockDim.x) {
-    const uint4* row = reinterpret_cast<const uint4*>(k + t * a.head_dim);
-    float s = 0.f;
-#pragma unroll 4
-    for (int64_t c = 0; c < a.head_dim / 8; ++c) {
-      const uint4 raw = row[c];
+  // Scores: warp 0, a position per lane, its whole K row in flight at once.
+  if (tid < kChunk) {
+    float s = -INFINITY;
+    if (tid < n) {
+      uint4 row[kMaxHeadChunks];
+#pragma unroll
+      for (int c = 0; c < kMaxHeadChunks; ++c)
+        if (c < chunks) row[c] = reinterpret_cast<const uint4*>(k + tid * hd)[c];
+      s = 0.f;
+#pragma unroll
+      for (int c = 0; c < kMaxHeadChunks; ++c) {
+        if (c >= chunks) break;
+        const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&row[c]);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 f = __bfloat1622float2(pairs[i]);
+          s = fmaf(q[8 * c + 2 * i], f.x, fmaf(q[8 * c + 2 * i + 1], f.y, s));
+        }
+      }
+    }
+    float m = s;
+    for (int o = kWarp / 2; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    const float e = tid < n ? __expf(s - m) : 0.f;
+    float l = e;
+    for (int o = kWarp / 2; o > 0; o /= 2) l += __shfl_xor_sync(0xffffffffu, l, o);
+    p[tid] = e;
+    if (tid == 0) {
+      float* part = a.partials + (head * gridDim.y + chunk) * (hd + 2);
+      part[hd] = m;
+      part[hd + 1] = l;
+    }
+  }
+  __syncthreads();
+  // Weighted sum of V: a thread per 8 dims (16 bytes) and per row lane; its rows' loads in flight together.
+  const int64_t lanes = kAttentionThreads / chunks;   // row lanes
+  const int64_t c = tid % chunks, row_lane = tid / chunks;
+  float sum[8] = {};
+  if (row_lane < lanes) {
+    for (int64_t t = row_lane; t < n; t += lanes) {
+      const uint4 raw = reinterpret_cast<const uint4*>(v + t * hd)[c];
       const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const float2 f = __bfloat1622float2(pairs[i]);
-        s = fmaf(q[8 * c + 2 * i], f.x, s);
-        s = fmaf(q[8 * c + 2 * i + 1], f.y, s);
+        sum[2 * i] = fmaf(p[t], f.x, sum[2 * i]);
+        sum[2 * i + 1] = fmaf(p[t], f.y, sum[2 * i + 1]);
       }
     }
-    scores[t] = s;
-    local_max = fmaxf(local_max, s);
-  }
-  const float max_score = block_reduce<true>(local_max, scratch);   // syncs: scores are complete
-  float local_sum = 0.f;
-  for (int64_t t = threadIdx.x; t < len; t += blockDim.x) {
-    scores[t] = __expf(scores[t] - max_score);
-    local_sum += scores[t];
-  }
-  const float inv_sum = 1.f / block_reduce<false>(local_sum, scratch);   // syncs: probabilities written
-  // Weighted sum of V: warp w takes positions w, w + warps, ...; lane l the dims l, l + 32, ... (each
-  // warp-wide load is one contiguous stretch of a V row); the warps' partial sums meet in shared memory.
-  float acc[kAttentionMaxPerLane] = {};
-#pragma unroll 4
-  for (int64_t t = warp; t < len; t += warps) {
-    const float p = scores[t];
-    const bf16* row = v + t * a.head_dim;
 #pragma unroll
-    for (int j = 0; j < kAttentionMaxPerLane; ++j) {
-      const int64_t d = lane + j * kWarp;
-      if (d < a.head_dim) acc[j] = fmaf(p, to_f(row[d]), acc[j]);
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < kAttentionMaxPerLane; ++j) {
-    const int64_t d = lane + j * kWarp;
-    if (d < a.head_dim) partial[warp * a.head_dim + d] = acc[j];
+    for (int i = 0; i < 8; ++i) acc[tid * 8 + i] = sum[i];
   }
   __syncthreads();
-  for (int64_t d = threadIdx.x; d < a.head_dim; d += blockDim.x) {
+  float* part = a.partials + (head * gridDim.y + chunk) * (hd + 2);
+  for (int64_t d = tid; d < hd; d += kAttentionThreads) {
     float total = 0.f;
-    for (int w = 0; w < warps; ++w) total += partial[w * a.head_dim + d];
-    static_cast<bf16*>(a.out)[head * a.head_dim + d] = __float2bfloat16(total * inv_sum);
+    for (int64_t r = 0; r < lanes; ++r) total += acc[(r * chunks + d / 8) * 8 + d % 8];
+    part[d] = total;
+  }
+  // The head's last block to finish combines the chunks (its counter back to 0 for the next launch).
+  __threadfence();
+  __syncthreads();
+  const unsigned used = static_cast<unsigned>((len + kChunk - 1) / kChunk);
+  if (tid == 0) {
+    last = atomicAdd(&a.counters[head], 1u) == used - 1;
+    if (last) a.counters[head] = 0;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const float* parts = a.partials + head * gridDim.y * (hd + 2);
+  float m = -INFINITY;
+  for (unsigned s = 0; s < used; ++s) m = fmaxf(m, __ldcg(parts + s * (hd + 2) + hd));
+  for (int64_t d = tid; d < hd; d += kAttentionThreads) {
+    float num = 0.f, den = 0.f;
+    for (unsigned s = 0; s < used; ++s) {
+      const float* ps = parts + s * (hd + 2);
+      const float w = __expf(__ldcg(ps + hd) - m);
+      num = fmaf(w, __ldcg(ps + d), num);
+      den = fmaf(w, __ldcg(ps + hd + 1), den);
+    }
+    static_cast<bf16*>(a.out)[head * hd + d] = __float2bfloat16(num / den);
   }
 }
 
@@ -154,15 +186,14 @@ void launch_residual_add(const ResidualAddArgs& a, cudaStream_t stream, bool pro
 }
 
 void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream, bool programmatic) {
-  if (!a.q || !a.k_cache || !a.v_cache || !a.pos || !a.out) invalid("decode_attention", "null pointer");
+  if (!a.q || !a.k_cache || !a.v_cache || !a.pos || !a.out || !a.partials || !a.counters)
+    invalid("decode_attention", "null pointer");
   if (a.n_kv_heads <= 0 || a.n_heads % a.n_kv_heads != 0) invalid("decode_attention", "n_heads % n_kv_heads != 0");
-  if (a.head_dim <= 0 || a.head_dim % 8 != 0 || a.head_dim > kAttentionThreads)
+  if (a.head_dim <= 0 || a.head_dim % 8 != 0 || a.head_dim > kMaxHeadChunks * 8)
     invalid("decode_attention", "head_dim must be a multiple of 8 in [8, 256]");
-  const size_t shared_bytes =
-      static_cast<size_t>(a.head_dim + a.max_len + (kAttentionThreads / kWarp) * a.head_dim) * sizeof(float);
-  if (shared_bytes > 48 * 1024) invalid("decode_attention", "max_len too long for the scores in shared memory");
-  launch_kernel(decode_attention, dim3(static_cast<unsigned>(a.n_heads)), dim3(kAttentionThreads), shared_bytes,
-                stream, programmatic, a);
+  if (a.max_len <= 0) invalid("decode_attention", "max_len must be positive");
+  const dim3 grid(static_cast<unsigned>(a.n_heads), static_cast<unsigned>((a.max_len + kChunk - 1) / kChunk));
+  launch_kernel(decode_attention, grid, dim3(kAttentionThreads), 0, stream, programmatic, a);
 }
 
 void launch_top2_route(const void* logits, int64_t n_experts, int64_t* idx, float* weights, cudaStream_t stream,

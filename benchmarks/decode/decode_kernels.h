@@ -26,7 +26,12 @@ struct ResidualAddArgs {
 void launch_residual_add(const ResidualAddArgs& args, cudaStream_t stream, bool programmatic = false);
 
 // out[h] = softmax(q[h] . K[g]^T / sqrt(head_dim) over positions 0..*pos) . V[g], g = h / (n_heads /
-// n_kv_heads) (grouped-query attention). One block per head; scores in shared memory (max_len floats).
+// n_kv_heads) (grouped-query attention). Split over the positions (flash-decoding): a block per head and
+// chunk of kAttentionChunk positions (chunks past *pos exit at once) writes its chunk's max score, sum of
+// exponentials and unnormalized weighted sum of V to `partials`; the head's last block to finish (a
+// counter per head, left at 0 for the next launch) combines them. One launch: a head's cache is read by
+// many SMs at once instead of one. head_dim a multiple of 8 up to 256.
+constexpr int64_t kAttentionChunk = 32;
 struct AttentionArgs {
   const void* q = nullptr;
   const void* k_cache = nullptr;
@@ -34,7 +39,13 @@ struct AttentionArgs {
   const int64_t* pos = nullptr;
   void* out = nullptr;
   int64_t n_heads = 0, n_kv_heads = 0, head_dim = 0, max_len = 0;
+  float* partials = nullptr;      // attention_partials_floats(...) floats on the device, any contents
+  unsigned* counters = nullptr;   // n_heads zeros on the device before the first launch
 };
+// The floats `partials` needs.
+inline int64_t attention_partials_floats(int64_t n_heads, int64_t head_dim, int64_t max_len) {
+  return n_heads * ((max_len + kAttentionChunk - 1) / kAttentionChunk) * (head_dim + 2);
+}
 void launch_decode_attention(const AttentionArgs& args, cudaStream_t stream, bool programmatic = false);
 
 // Mixture-of-experts routing of one token: p = softmax(logits) over n_experts (bf16 in), the two largest

@@ -265,22 +265,35 @@ TEST_F(DecodeGpu, Top2RouteKernelPicksWhatTopkPicks) {   // (d) on the GPU
   }
 }
 
+// One chunk of positions and several (the chunks' combination), each launch twice: the per-head
+// counters must be back at 0 after a launch, or the second would combine too early or never.
 TEST_F(DecodeGpu, AttentionKernelMatchesSdpaAtEveryLength) {
   auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
-  const int64_t heads = 8, kv_heads = 2, hd = 64, max_len = 40;
-  at::Tensor q = at::randn({heads * hd}, opts), k = at::randn({kv_heads, max_len, hd}, opts),
-             v = at::randn({kv_heads, max_len, hd}, opts), out = at::empty({heads * hd}, opts);
-  for (int64_t pos : {int64_t{0}, int64_t{1}, int64_t{17}, max_len - 1}) {
-    at::Tensor p = longs({pos}, at::kCUDA);
-    kernels::AttentionArgs a{q.data_ptr(), k.data_ptr(), v.data_ptr(), p.data_ptr<int64_t>(), out.data_ptr(),
-                             heads, kv_heads, hd, max_len};
-    kernels::launch_decode_attention(a, stream());
-    at::Tensor kd = k.narrow(1, 0, pos + 1).to(at::kDouble).repeat_interleave(heads / kv_heads, 0);
-    at::Tensor vd = v.narrow(1, 0, pos + 1).to(at::kDouble).repeat_interleave(heads / kv_heads, 0);
-    at::Tensor scores = at::matmul(kd, q.to(at::kDouble).view({heads, hd, 1})).squeeze(2) / std::sqrt(double(hd));
-    at::Tensor want = at::matmul(at::softmax(scores, -1).unsqueeze(1), vd).view({-1});
-    EXPECT_LT(rel_rms(out, want), 0.01) << "pos " << pos;
-  }
+  const int64_t heads = 8, kv_heads = 2;
+  for (int64_t hd : {64, 128})
+    for (int64_t max_len : {40, 206}) {
+      at::Tensor q = at::randn({heads * hd}, opts), k = at::randn({kv_heads, max_len, hd}, opts),
+                 v = at::randn({kv_heads, max_len, hd}, opts), out = at::empty({heads * hd}, opts);
+      at::Tensor partials = at::full({kernels::attention_partials_floats(heads, hd, max_len)}, NAN,
+                                     opts.dtype(at::kFloat));
+      at::Tensor counters = at::zeros({heads}, opts.dtype(at::kInt));
+      for (int64_t pos : {int64_t{0}, int64_t{1}, int64_t{17}, int64_t{32}, max_len / 2 + 3, max_len - 1}) {
+        at::Tensor p = longs({pos}, at::kCUDA);
+        kernels::AttentionArgs a{q.data_ptr(), k.data_ptr(), v.data_ptr(), p.data_ptr<int64_t>(), out.data_ptr(),
+                                 heads, kv_heads, hd, max_len, partials.data_ptr<float>(),
+                                 static_cast<unsigned*>(counters.data_ptr())};
+        at::Tensor kd = k.narrow(1, 0, pos + 1).to(at::kDouble).repeat_interleave(heads / kv_heads, 0);
+        at::Tensor vd = v.narrow(1, 0, pos + 1).to(at::kDouble).repeat_interleave(heads / kv_heads, 0);
+        at::Tensor scores = at::matmul(kd, q.to(at::kDouble).view({heads, hd, 1})).squeeze(2) / std::sqrt(double(hd));
+        at::Tensor want = at::matmul(at::softmax(scores, -1).unsqueeze(1), vd).view({-1});
+        for (int launch = 0; launch < 2; ++launch) {
+          out.fill_(0);
+          kernels::launch_decode_attention(a, stream());
+          EXPECT_LT(rel_rms(out, want), 0.01) << "head_dim " << hd << " max_len " << max_len << " pos " << pos;
+        }
+        EXPECT_EQ(counters.count_nonzero().item<int64_t>(), 0);
+      }
+    }
 }
 
 TEST_F(DecodeGpu, GatherGemvTakesOneInputAndOneScaleRowPerExpert) {

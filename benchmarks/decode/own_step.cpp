@@ -3,6 +3,7 @@
 #include "decode/own_step.h"
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/index_select.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -55,6 +56,9 @@ OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(pro
   delta_ = at::empty({k, c.dim}, opts);
   act_ = at::empty({k, c.ffn}, opts);
   logits_ = at::empty({1, c.vocab}, opts);
+  attn_partials_ = at::empty({kernels::attention_partials_floats(c.n_heads, c.head_dim(), c.max_len())},
+                             opts.dtype(c10::kFloat));
+  attn_counters_ = at::zeros({c.n_heads}, opts.dtype(c10::kInt));
   if (c.moe()) {
     router_ = at::empty({c.n_experts}, opts);
     route_idx_ = at::empty({c.top_k}, opts.dtype(c10::kLong));
@@ -133,6 +137,8 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     att.n_kv_heads = c.n_kv_heads;
     att.head_dim = hd;
     att.max_len = c.max_len();
+    att.partials = attn_partials_.data_ptr<float>();
+    att.counters = static_cast<unsigned*>(attn_counters_.data_ptr());
     kernels::launch_decode_attention(att, stream, programmatic_);
     kernels::GemvArgs wo = gemv_args(layer.wo, attn_, h_);
     wo.fusion.epilogue = kernels::GemvEpilogue::kAddToY;

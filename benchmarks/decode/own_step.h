@@ -48,6 +48,7 @@ class OwnStep {
   bool programmatic_;
   Routes* route_log_ = nullptr;
   at::Tensor h_, q_, attn_, delta_, act_, logits_, router_, route_idx_, route_w_;
+  at::Tensor attn_partials_, attn_counters_;   // decode_attention's workspace (decode_kernels.h)
 };
 
 }  // namespace opbench::decode
