@@ -1,10 +1,12 @@
 // The machinery of opbench's row-normalization kernels (RMSNorm, LayerNorm), shared as CUDA device
-// code. EXPERIMENTAL (tuning): three vector-path kernels (the row's width a multiple of the 16-byte
-// vector, x, weight, bias and y 16-byte aligned):
-//  - vector_kernel: a row per group of threads, the row held in registers (x read from memory once);
-//  - reread_kernel: kRows rows per block, the row read twice (statistics, then output), the first
-//    read kept in L2 (evict_last), the second read from L2 (evict_first); any width, few registers;
-//  - staged_kernel: kRows rows per block, x copied to shared memory (cp.async), read from there.
+// code. Two vector paths (the row's width a multiple of the 16-byte vector, x, weight, bias and y
+// 16-byte aligned), both reading x from memory once and computing the statistics exactly (the mean,
+// then the centered sum of squares, reduced over the row's threads):
+//  - vector_kernel, short rows: a row per group of threads (several rows a block), each thread's share
+//    of the row held in registers, all its loads in flight together; the weight and bias copied to
+//    shared memory (cp.async) while x loads, so the output does not wait on a load after the reduction.
+//  - staged_kernel, long rows: a row per block, copied to shared memory with cp.async (no registers
+//    held for the loads, so more rows in flight per SM than registers allow) and read from there.
 // Scalar path: a block per row, any shape and alignment, x read per pass.
 // A Norm policy supplies the statistics and the output of one element:
 //   struct Norm { static constexpr bool kCentered;   // true: a mean is subtracted (LayerNorm)
@@ -48,42 +50,19 @@ struct Row {
   float eps;
 };
 
-// Loads and stores of x and y: streamed (__ldcs/__stcs), cached, or loads that skip L1.
-enum class Cache { kStream, kCache, kNoAlloc };
-template <Cache kMode>
-__device__ __forceinline__ uint4 load_row(const uint4* p) {
-  if constexpr (kMode == Cache::kStream) {
-    return __ldcs(p);
-  } else if constexpr (kMode == Cache::kCache) {
-    return *p;
-  } else {
-    uint4 v;
-    asm("ld.global.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-    return v;
-  }
-}
-template <Cache kMode>
-__device__ __forceinline__ void store_row(uint4* p, uint4 v) { if constexpr (kMode == Cache::kStream) __stcs(p, v); else *p = v; }
+// Loads and stores of x and y: streamed past the caches (__ldcs/__stcs) with kStreaming, else cached.
+template <bool kStreaming>
+__device__ __forceinline__ uint4 load_row(const uint4* p) { if constexpr (kStreaming) return __ldcs(p); else return *p; }
+template <bool kStreaming>
+__device__ __forceinline__ void store_row(uint4* p, uint4 v) { if constexpr (kStreaming) __stcs(p, v); else *p = v; }
 
-// L2 eviction policies and a load that skips L1 with one.
-__device__ __forceinline__ uint64_t evict_last_policy() {
-  uint64_t p;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-  return p;
+// A 16-byte copy from global to shared memory in flight (cached in L2 only), and the wait for the
+// calling thread's copies (visible to it after the wait; to others after a __syncthreads too).
+__device__ __forceinline__ void copy_async(uint4* shared, const uint4* global) {
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global) : "memory");
 }
-__device__ __forceinline__ uint64_t evict_first_policy() {
-  uint64_t p;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-  return p;
-}
-template <bool kHint>
-__device__ __forceinline__ uint4 load_with(const uint4* p, uint64_t policy) {
-  if constexpr (!kHint) return *p;
-  uint4 v;
-  asm("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(policy));
-  return v;
-}
+__device__ __forceinline__ void wait_copies() { asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory"); }
 
 // Sum of `v` over the calling thread's group of `group_threads` consecutive threads (a power of two up
 // to 32, or a multiple of 32); every thread of the group gets the total. REQUIRES: every thread of the
@@ -103,68 +82,36 @@ __device__ __forceinline__ float group_sum(float v, int group_threads) {
   return total;
 }
 
-// Each v[k] summed over the block (a multiple of 32 threads); every thread gets the totals.
-template <int kRows>
-__device__ __forceinline__ void block_sum(float (&v)[kRows]) {
-  __shared__ float partial[kRows][32];
+// The output vector of x vector `xq` (wq, bq: the weight's and the bias's).
+template <typename T, typename Norm>
+__device__ __forceinline__ uint4 out_vector(uint4 xq, uint4 wq, uint4 bq, bool bias, float mean, float scale) {
+  const T* e = reinterpret_cast<const T*>(&xq);
+  const T* we = reinterpret_cast<const T*>(&wq);
+  const T* be = reinterpret_cast<const T*>(&bq);
+  uint4 out;
+  T* o = reinterpret_cast<T*>(&out);
 #pragma unroll
-  for (int k = 0; k < kRows; ++k)
-    for (int offset = 16; offset > 0; offset /= 2) v[k] += __shfl_xor_sync(0xffffffffu, v[k], offset);
-  if (blockDim.x == 32) return;
-  const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  __syncthreads();
-  if (threadIdx.x % 32 == 0)
-    for (int k = 0; k < kRows; ++k) partial[k][warp] = v[k];
-  __syncthreads();
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    float total = 0.f;
-    for (int g = 0; g < warps; ++g) total += partial[k][g];
-    v[k] = total;
-  }
+  for (int k = 0; k < kVectorBytes / static_cast<int>(sizeof(T)); ++k)
+    o[k] = Norm::out(to_f(e[k]), mean, scale, we[k], bias ? be[k] : T());
+  return out;
 }
 
-// Count, mean and centered sum of squares of a set of values; merged as Chan et al.'s parallel
-// variance (no cancellation when the mean is large against the spread).
-struct Moments {
-  float n, mean, m2;
-};
-__device__ __forceinline__ Moments merge(Moments a, Moments b) {
-  const float n = a.n + b.n;
-  if (n == 0.f) return a;
-  const float d = b.mean - a.mean, f = b.n / n;
-  return {n, fmaf(d, f, a.mean), a.m2 + b.m2 + d * d * a.n * f};
-}
-template <int kRows>
-__device__ __forceinline__ void block_moments(Moments (&m)[kRows]) {
-  __shared__ Moments partial[kRows][32];
-#pragma unroll
-  for (int k = 0; k < kRows; ++k)
-    for (int offset = 16; offset > 0; offset /= 2) {
-      Moments o{__shfl_xor_sync(0xffffffffu, m[k].n, offset), __shfl_xor_sync(0xffffffffu, m[k].mean, offset),
-                __shfl_xor_sync(0xffffffffu, m[k].m2, offset)};
-      m[k] = merge(m[k], o);
-    }
-  if (blockDim.x == 32) return;
-  const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  __syncthreads();
-  if (threadIdx.x % 32 == 0)
-    for (int k = 0; k < kRows; ++k) partial[k][warp] = m[k];
-  __syncthreads();
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    Moments total{0.f, 0.f, 0.f};
-    for (int g = 0; g < warps; ++g) total = merge(total, partial[k][g]);
-    m[k] = total;
-  }
-}
-
-// Vector path: a row per group of `group_threads` threads (blockDim.x / group_threads rows per block),
-// kVec 16-byte vectors per thread. REQUIRES: group_threads * kVec >= the row's vectors.
-template <typename T, int kVec, typename Norm, Cache kMode, bool kPrefetch>
+// Short rows: a row per group of `group_threads` threads (blockDim.x / group_threads rows per block),
+// kVec 16-byte vectors per thread. With kStageWeights the block's dynamic shared memory holds the
+// weight (then the bias): the row's vectors each. REQUIRES: group_threads * kVec >= the row's vectors.
+template <typename T, int kVec, typename Norm, bool kStreaming, bool kStageWeights>
 __global__ void vector_kernel(Row<T> r, int64_t rows, int group_threads) {
+  extern __shared__ uint4 weights[];
   constexpr int kPer = kVectorBytes / sizeof(T);
   const int64_t vectors = r.cols / kPer;
+  const bool bias = Norm::kBias && r.b;
+  const uint4* w = reinterpret_cast<const uint4*>(r.w);
+  const uint4* b = reinterpret_cast<const uint4*>(r.b);
+  if constexpr (kStageWeights)
+    for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
+      copy_async(weights + v, w + v);
+      if (bias) copy_async(weights + vectors + v, b + v);
+    }
   const int t = threadIdx.x % group_threads;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / group_threads) + threadIdx.x / group_threads;
   const bool has_row = row < rows;   // a group past the last row still takes part in the reductions
@@ -173,16 +120,7 @@ __global__ void vector_kernel(Row<T> r, int64_t rows, int group_threads) {
 #pragma unroll
   for (int i = 0; i < kVec; ++i) {
     const int64_t v = t + static_cast<int64_t>(i) * group_threads;
-    if (has_row && v < vectors) held[i] = load_row<kMode>(xr + v);
-  }
-  if constexpr (kPrefetch) {
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) {
-      const int64_t v = t + static_cast<int64_t>(i) * group_threads;
-      if (!has_row || v >= vectors) continue;
-      asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<const uint4*>(r.w) + v));
-      if (Norm::kBias && r.b) asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<const uint4*>(r.b) + v));
-    }
+    if (has_row && v < vectors) held[i] = load_row<kStreaming>(xr + v);
   }
   auto each = [&](auto&& f) {
 #pragma unroll
@@ -203,24 +141,25 @@ __global__ void vector_kernel(Row<T> r, int64_t rows, int group_threads) {
   float sum_sq = 0.f;
   each([&](float v) { sum_sq += (v - mean) * (v - mean); });
   const float scale = Norm::scale(group_sum(sum_sq, group_threads), static_cast<float>(r.cols), r.eps);
+  if constexpr (kStageWeights) {
+    wait_copies();
+    __syncthreads();
+  }
   if (!has_row) return;
   uint4* yr = reinterpret_cast<uint4*>(r.y + row * r.cols);
 #pragma unroll
   for (int i = 0; i < kVec; ++i) {
     const int64_t v = t + static_cast<int64_t>(i) * group_threads;
     if (v >= vectors) continue;
-    uint4 wq = __ldg(reinterpret_cast<const uint4*>(r.w) + v);
-    uint4 bq{};   // no registers for a bias a norm never has
-    if constexpr (Norm::kBias)
-      if (r.b) bq = __ldg(reinterpret_cast<const uint4*>(r.b) + v);
-    const T* e = reinterpret_cast<const T*>(&held[i]);
-    const T* we = reinterpret_cast<const T*>(&wq);
-    const T* be = reinterpret_cast<const T*>(&bq);
-    uint4 out;
-    T* o = reinterpret_cast<T*>(&out);
-#pragma unroll
-    for (int k = 0; k < kPer; ++k) o[k] = Norm::out(to_f(e[k]), mean, scale, we[k], r.b ? be[k] : T());
-    store_row<kMode>(yr + v, out);
+    uint4 wq, bq{};   // no registers for a bias a norm never has
+    if constexpr (kStageWeights) {
+      wq = weights[v];
+      if (bias) bq = weights[vectors + v];
+    } else {
+      wq = __ldg(w + v);
+      if (bias) bq = __ldg(b + v);
+    }
+    store_row<kStreaming>(yr + v, out_vector<T, Norm>(held[i], wq, bq, bias, mean, scale));
   }
 }
 
@@ -234,208 +173,66 @@ inline int group_threads(int64_t vectors) {
   while (g < need) g *= 2;
   return g;
 }
-template <typename T, int kVec, typename Norm, Cache kMode, bool kPrefetch>
+// vector_kernel on blocks of about `block_threads` threads: as many row groups as fit, at least one.
+template <typename T, int kVec, typename Norm, bool kStreaming, bool kStageWeights>
 void launch_vector(Row<T> r, int64_t rows, int block_threads, cudaStream_t stream) {
-  const int group = group_threads<kVec>(r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T))));
+  const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
+  const int group = group_threads<kVec>(vectors);
   const int rows_per_block = std::max(1, block_threads / group);
   const dim3 grid(static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block));
-  vector_kernel<T, kVec, Norm, kMode, kPrefetch><<<grid, rows_per_block * group, 0, stream>>>(r, rows, group);
+  const size_t shared = kStageWeights ? static_cast<size_t>(vectors) * kVectorBytes * (Norm::kBias && r.b ? 2 : 1) : 0;
+  vector_kernel<T, kVec, Norm, kStreaming, kStageWeights>
+      <<<grid, rows_per_block * group, shared, stream>>>(r, rows, group);
 }
 
-// The output of kRows rows at vector v (wq, bq: the weight's and bias's vector).
+// Long rows: a row per block, staged in the block's dynamic shared memory (the row's vectors); each
+// thread copies, and later reads back, the same vectors, so no barrier separates the copy and the reads.
 template <typename T, typename Norm>
-__device__ __forceinline__ uint4 out_vector(uint4 xq, uint4 wq, uint4 bq, bool bias, float mean, float scale) {
-  constexpr int kPer = kVectorBytes / sizeof(T);
-  const T* e = reinterpret_cast<const T*>(&xq);
-  const T* we = reinterpret_cast<const T*>(&wq);
-  const T* be = reinterpret_cast<const T*>(&bq);
-  uint4 out;
-  T* o = reinterpret_cast<T*>(&out);
-#pragma unroll
-  for (int k = 0; k < kPer; ++k) o[k] = Norm::out(to_f(e[k]), mean, scale, we[k], bias ? be[k] : T());
-  return out;
-}
-
-// Moments of one vector's values (exact: mean first, then the centered squares).
-template <typename T>
-__device__ __forceinline__ Moments vector_moments(uint4 q) {
-  constexpr int kPer = kVectorBytes / sizeof(T);
-  const T* e = reinterpret_cast<const T*>(&q);
-  float sum = 0.f;
-#pragma unroll
-  for (int k = 0; k < kPer; ++k) sum += to_f(e[k]);
-  const float mean = sum * (1.f / kPer);
-  float m2 = 0.f;
-#pragma unroll
-  for (int k = 0; k < kPer; ++k) m2 += (to_f(e[k]) - mean) * (to_f(e[k]) - mean);
-  return {static_cast<float>(kPer), mean, m2};
-}
-template <typename T>
-__device__ __forceinline__ float vector_sum_sq(uint4 q) {
-  const T* e = reinterpret_cast<const T*>(&q);
-  float s = 0.f;
-#pragma unroll
-  for (int k = 0; k < kVectorBytes / static_cast<int>(sizeof(T)); ++k) s += to_f(e[k]) * to_f(e[k]);
-  return s;
-}
-
-// Two reads of x: kRows rows per block, each thread the same vectors of every row, kUnroll vectors a
-// row in flight per step. Pass 1 (statistics) keeps x in L2, pass 2 reads it back and writes y.
-template <typename T, int kRows, int kUnroll, typename Norm, bool kHint>
-__global__ void reread_kernel(Row<T> r, int64_t rows) {
-  constexpr int kPer = kVectorBytes / sizeof(T);
-  const int64_t vectors = r.cols / kPer, step = static_cast<int64_t>(blockDim.x) * kUnroll;
-  const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kRows;
-  const uint4* xr[kRows];
-  bool has[kRows];
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    has[k] = row0 + k < rows;
-    xr[k] = reinterpret_cast<const uint4*>(r.x + (has[k] ? row0 + k : row0) * r.row_stride);
-  }
-  const uint64_t keep = kHint ? evict_last_policy() : 0, drop = kHint ? evict_first_policy() : 0;
-  Moments m[kRows];
-  float sum_sq[kRows];
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    m[k] = {0.f, 0.f, 0.f};
-    sum_sq[k] = 0.f;
-  }
-  for (int64_t base = threadIdx.x; base < vectors; base += step) {
-    uint4 held[kRows][kUnroll];
-#pragma unroll
-    for (int i = 0; i < kUnroll; ++i)
-#pragma unroll
-      for (int k = 0; k < kRows; ++k)
-        if (has[k] && base + i * blockDim.x < vectors) held[k][i] = load_with<kHint>(xr[k] + base + i * blockDim.x, keep);
-#pragma unroll
-    for (int i = 0; i < kUnroll; ++i)
-#pragma unroll
-      for (int k = 0; k < kRows; ++k) {
-        if (!has[k] || base + i * blockDim.x >= vectors) continue;
-        if constexpr (Norm::kCentered) m[k] = merge(m[k], vector_moments<T>(held[k][i]));
-        else sum_sq[k] += vector_sum_sq<T>(held[k][i]);
-      }
-  }
-  float mean[kRows], scale[kRows];
-  if constexpr (Norm::kCentered) {
-    block_moments(m);
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      mean[k] = m[k].mean;
-      scale[k] = Norm::scale(m[k].m2, static_cast<float>(r.cols), r.eps);
-    }
-  } else {
-    block_sum(sum_sq);
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      mean[k] = 0.f;
-      scale[k] = Norm::scale(sum_sq[k], static_cast<float>(r.cols), r.eps);
-    }
-  }
-  const uint4* w = reinterpret_cast<const uint4*>(r.w);
-  const uint4* b = reinterpret_cast<const uint4*>(r.b);
-  for (int64_t base = threadIdx.x; base < vectors; base += step) {
-    uint4 held[kRows][kUnroll], wq[kUnroll], bq[kUnroll];
-#pragma unroll
-    for (int i = 0; i < kUnroll; ++i) {
-      const int64_t v = base + i * blockDim.x;
-      if (v >= vectors) continue;
-      wq[i] = __ldg(w + v);
-      bq[i] = Norm::kBias && b ? __ldg(b + v) : uint4{};
-#pragma unroll
-      for (int k = 0; k < kRows; ++k)
-        if (has[k]) held[k][i] = load_with<kHint>(xr[k] + v, drop);
-    }
-#pragma unroll
-    for (int i = 0; i < kUnroll; ++i) {
-      const int64_t v = base + i * blockDim.x;
-      if (v >= vectors) continue;
-#pragma unroll
-      for (int k = 0; k < kRows; ++k)
-        if (has[k])
-          reinterpret_cast<uint4*>(r.y + (row0 + k) * r.cols)[v] =
-              out_vector<T, Norm>(held[k][i], wq[i], bq[i], Norm::kBias && b, mean[k], scale[k]);
-    }
-  }
-}
-template <typename T, int kRows, int kUnroll, typename Norm, bool kHint>
-void launch_reread(Row<T> r, int64_t rows, int block_threads, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((rows + kRows - 1) / kRows));
-  reread_kernel<T, kRows, kUnroll, Norm, kHint><<<grid, block_threads, 0, stream>>>(r, rows);
-}
-
-// x staged in shared memory: kRows rows per block, each thread copies (cp.async, L2 only) and later
-// reads back the same vectors of every row, so no barrier is needed between the copy and the reads.
-template <typename T, int kRows, typename Norm>
-__global__ void staged_kernel(Row<T> r, int64_t rows) {
-  extern __shared__ uint4 stage[];   // kRows x vectors
+__global__ void staged_kernel(Row<T> r) {
+  extern __shared__ uint4 stage[];
   constexpr int kPer = kVectorBytes / sizeof(T);
   const int64_t vectors = r.cols / kPer;
-  const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kRows;
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) {
-    if (row0 + k >= rows) continue;
-    const uint4* xr = reinterpret_cast<const uint4*>(r.x + (row0 + k) * r.row_stride);
+  const uint4* xr = reinterpret_cast<const uint4*>(r.x + blockIdx.x * r.row_stride);
+  for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x) copy_async(stage + v, xr + v);
+  wait_copies();
+  auto each = [&](auto&& f) {
     for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
-      const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(stage + k * vectors + v));
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(xr + v) : "memory");
-    }
-  }
-  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-  float mean[kRows], scale[kRows], acc[kRows];
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) mean[k] = acc[k] = 0.f;
-  if constexpr (Norm::kCentered) {
-    for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x)
-#pragma unroll
-      for (int k = 0; k < kRows; ++k) {
-        const uint4 q = stage[k * vectors + v];
-        const T* e = reinterpret_cast<const T*>(&q);
-#pragma unroll
-        for (int j = 0; j < kPer; ++j) acc[k] += to_f(e[j]);
-      }
-    block_sum(acc);
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      mean[k] = acc[k] / static_cast<float>(r.cols);
-      acc[k] = 0.f;
-    }
-  }
-  for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x)
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      const uint4 q = stage[k * vectors + v];
+      const uint4 q = stage[v];
       const T* e = reinterpret_cast<const T*>(&q);
 #pragma unroll
-      for (int j = 0; j < kPer; ++j) acc[k] += (to_f(e[j]) - mean[k]) * (to_f(e[j]) - mean[k]);
+      for (int k = 0; k < kPer; ++k) f(to_f(e[k]));
     }
-  block_sum(acc);
-#pragma unroll
-  for (int k = 0; k < kRows; ++k) scale[k] = Norm::scale(acc[k], static_cast<float>(r.cols), r.eps);
+  };
+  float mean = 0.f;
+  if constexpr (Norm::kCentered) {
+    float sum = 0.f;
+    each([&](float v) { sum += v; });
+    mean = group_sum(sum, blockDim.x) / static_cast<float>(r.cols);
+  }
+  float sum_sq = 0.f;
+  each([&](float v) { sum_sq += (v - mean) * (v - mean); });
+  const float scale = Norm::scale(group_sum(sum_sq, blockDim.x), static_cast<float>(r.cols), r.eps);
+  const bool bias = Norm::kBias && r.b;
   const uint4* w = reinterpret_cast<const uint4*>(r.w);
   const uint4* b = reinterpret_cast<const uint4*>(r.b);
-  for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
-    const uint4 wq = __ldg(w + v), bq = Norm::kBias && b ? __ldg(b + v) : uint4{};
-#pragma unroll
-    for (int k = 0; k < kRows; ++k)
-      if (row0 + k < rows)
-        reinterpret_cast<uint4*>(r.y + (row0 + k) * r.cols)[v] =
-            out_vector<T, Norm>(stage[k * vectors + v], wq, bq, Norm::kBias && b, mean[k], scale[k]);
-  }
+  uint4* yr = reinterpret_cast<uint4*>(r.y + blockIdx.x * r.cols);
+  for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x)
+    yr[v] = out_vector<T, Norm>(stage[v], __ldg(w + v), bias ? __ldg(b + v) : uint4{}, bias, mean, scale);
 }
-template <typename T, int kRows, typename Norm>
-size_t staged_bytes(const Row<T>& r) {
-  return static_cast<size_t>(kRows) * (r.cols / (kVectorBytes / sizeof(T))) * kVectorBytes;
-}
-template <typename T, int kRows, typename Norm>
+// staged_kernel on blocks of `block_threads` threads (a multiple of 32).
+template <typename T, typename Norm>
 void launch_staged(Row<T> r, int64_t rows, int block_threads, cudaStream_t stream) {
-  const size_t bytes = staged_bytes<T, kRows, Norm>(r);
-  auto kernel = staged_kernel<T, kRows, Norm>;
-  OPBENCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  OPBENCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-  const dim3 grid(static_cast<unsigned>((rows + kRows - 1) / kRows));
-  kernel<<<grid, block_threads, bytes, stream>>>(r, rows);
+  const size_t shared = static_cast<size_t>(r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)))) * kVectorBytes;
+  if (shared > 48 * 1024)   // more than a launch gets without asking (rows over 48 KiB)
+    OPBENCH_CUDA_CHECK(cudaFuncSetAttribute(staged_kernel<T, Norm>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(shared)));
+  static const bool carved = [] {   // shared memory before L1: rows in flight are what count
+    OPBENCH_CUDA_CHECK(cudaFuncSetAttribute(staged_kernel<T, Norm>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            cudaSharedmemCarveoutMaxShared));
+    return true;
+  }();
+  (void)carved;
+  staged_kernel<T, Norm><<<static_cast<unsigned>(rows), block_threads, shared, stream>>>(r);
 }
 
 template <typename T, typename Norm>
@@ -485,7 +282,7 @@ struct RmsPolicy {
   }
 };
 
-// The vector path's condition (see the top).
+// The vector paths' condition (see the top); rows of up to 128 KiB.
 inline bool vectorizable(const void* x, const void* w, const void* b, const void* y, int64_t cols,
                          int64_t row_stride, int element_bytes) {
   const int64_t per = kVectorBytes / element_bytes;
@@ -502,20 +299,17 @@ void launch(const char* who, Row<T> r, int64_t rows, cudaStream_t stream) {
     throw Error(std::string(who) + ": bad shape rows=" + std::to_string(rows) + " cols=" + std::to_string(r.cols) +
                 " row_stride=" + std::to_string(r.row_stride));
   if (rows > 2147483647) throw Error(std::string(who) + ": more rows than a grid holds");
-  const dim3 grid(static_cast<unsigned>(rows));
   if (!vectorizable(r.x, r.w, r.b, r.y, r.cols, r.row_stride, sizeof(T))) {
-    scalar_kernel<T, Norm><<<grid, 256, 0, stream>>>(r);
+    scalar_kernel<T, Norm><<<static_cast<unsigned>(rows), 256, 0, stream>>>(r);
   } else {
-    // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune): 4 vectors a thread, so
-    // rows of up to 512 vectors (4096 bf16) share a block of 8 warps; those streamed past the caches,
-    // longer rows cached (5-10% faster at 8192 and 16384 bf16). 8 vectors a thread past 4096 vectors.
+    // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune/run4_*): rows of up to
+    // 512 vectors (4096 bf16) in registers, 4 vectors a thread, streamed, blocks of 4 warps; longer rows
+    // staged in shared memory, about 4 vectors a thread (256 threads at 8192 bf16, 512 at 16384).
     const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
     if (vectors <= 512)
-      launch_vector<T, 4, Norm, Cache::kStream, false>(r, rows, 256, stream);
-    else if (vectors <= 4096)
-      launch_vector<T, 4, Norm, Cache::kCache, false>(r, rows, 256, stream);
+      launch_vector<T, 4, Norm, true, true>(r, rows, 128, stream);
     else
-      launch_vector<T, 8, Norm, Cache::kCache, false>(r, rows, 256, stream);
+      launch_staged<T, Norm>(r, rows, static_cast<int>(std::min<int64_t>(512, (vectors / 4 + 31) / 32 * 32)), stream);
   }
   OPBENCH_CUDA_CHECK(cudaGetLastError());
 }

@@ -1,7 +1,8 @@
 // opbench's own LayerNorm kernel: y = (x - mean) / sqrt(var + eps) * w + b over the last dim of x
-// (rows x cols), bf16, fp16 or fp32; mean and variance in fp32 from the row held in registers (two
-// passes over registers, one read of x from memory), the output computed in fp32 and rounded once, as
-// ATen's kernel does. Same structure as RMSNorm's (common/row_norm.cuh).
+// (rows x cols), bf16, fp16 or fp32; mean and variance in fp32 from the row held in registers (rows of
+// up to 512 16-byte vectors) or staged in shared memory (longer rows): two passes over the held row, one
+// read of x from memory; the output computed in fp32 and rounded once, as ATen's kernel does. Same
+// structure as RMSNorm's (common/row_norm.cuh).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -9,7 +10,7 @@
 
 namespace opbench::kernels {
 
-// True when the register-resident vector path runs.
+// True when a vector path (the row read once, held in registers or shared memory) runs.
 bool layer_norm_vectorizable(const NormArgs& args);
 
 // Enqueues the kernel on `stream` and checks the launch. Throws opbench::Error on invalid arguments

@@ -1,7 +1,8 @@
 // opbench's own RMSNorm kernel: y = x * rsqrt(mean(x^2) + eps) * w over the last dim of x (rows x cols),
-// bf16, fp16 or fp32, statistics in fp32 (as Llama's reference computes them in float). A block per
-// row, the row held in registers so x is read once when its width is a multiple of the 16-byte vector
-// and the pointers are 16-byte aligned; a scalar loop otherwise (common/row_norm.cuh).
+// bf16, fp16 or fp32, statistics in fp32 (as Llama's reference computes them in float). The row held in
+// registers (short rows, several a block) or staged in shared memory (long rows, a block each) so x is
+// read once when its width is a multiple of the 16-byte vector and the pointers are 16-byte aligned; a
+// scalar loop otherwise (common/row_norm.cuh).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -9,7 +10,7 @@
 
 namespace opbench::kernels {
 
-// True when the register-resident vector path runs.
+// True when a vector path (the row read once, held in registers or shared memory) runs.
 bool rms_norm_vectorizable(const NormArgs& args);
 
 // Enqueues the kernel on `stream` and checks the launch. Throws opbench::Error on invalid arguments

@@ -4,9 +4,12 @@
 // 2x L2 before each iteration (cold L2), events around the kernel, the median. Every configuration is
 // first checked against a float64 reference on the same random data; a failed check is printed and
 // its time not reported. The configuration `launch` is the library's own launch function
-// (launch_gemv, launch_layer_norm, launch_rms_norm): what bench_ops runs. Writes one CSV line per
-// (case, configuration) to stdout (verify/tune/summarize.py sums it up). Built by verify/tune/run.sh
-// with the kernels' sources and the timers' flush and hold (lib/cuda/timer_kernels.cu); no LibTorch.
+// (launch_gemv, launch_layer_norm, launch_rms_norm): what bench_ops runs; norms time it first
+// ("launch.first", to see drift) and last. Last of all, an L2 test: the norm launch timed before and
+// after a kernel reads x as inductor's two-pass LayerNorm does (evict_last, then evict_first), and after
+// cudaCtxResetPersistingL2Cache. Writes one CSV line per (case, configuration) to stdout
+// (verify/tune/summarize.py sums it up). Built by verify/tune/run.sh with the kernels' sources and the
+// timers' flush and hold (lib/cuda/timer_kernels.cu); no LibTorch. kernel_tune [REPS [gemv|norm]].
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -244,7 +247,6 @@ void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
 }
 
 namespace rn = opbench::kernels::row_norm;
-using rn::Cache;
 using NormLaunch = void (*)(const rn::Row<bf16>&, int64_t rows, cudaStream_t);
 template <typename Kernel>
 int max_threads(Kernel kernel) {   // the most threads a block of this kernel may have (its registers)
@@ -252,88 +254,67 @@ int max_threads(Kernel kernel) {   // the most threads a block of this kernel ma
   CK(cudaFuncGetAttributes(&a, kernel));
   return a.maxThreadsPerBlock;
 }
-// vector_kernel (the row in registers): V vectors a thread, x/y cache mode C, w/b prefetched to L1 (F),
-// blocks of B threads (several rows a block when a row's group is smaller).
-template <typename P, int V, Cache C, bool F, int B>
-void reg_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_vector<bf16, V, P, C, F>(r, rows, B, s); }
-template <int V, Cache C, bool F, int B>
+// vector_kernel (rows in registers): V vectors a thread, x/y streamed (S) or cached, weight and bias
+// staged in shared memory (W), blocks of about B threads (several rows a block when a row's group is smaller).
+template <typename P, int V, bool S, bool W, int B>
+void reg_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_vector<bf16, V, P, S, W>(r, rows, B, s); }
+template <int V, bool S, bool W, int B>
 bool reg_fits(int64_t vectors, bool layer) {
   const int group = rn::group_threads<V>(vectors);
   if (B != 256 && group >= std::max(B, 256)) return false;   // the same launch as B = 256
   const int threads = std::max(1, B / group) * group;
-  return threads <= (layer ? max_threads(rn::vector_kernel<bf16, V, rn::LayerPolicy, C, F>)
-                           : max_threads(rn::vector_kernel<bf16, V, rn::RmsPolicy, C, F>));
+  return threads <= (layer ? max_threads(rn::vector_kernel<bf16, V, rn::LayerPolicy, S, W>)
+                           : max_threads(rn::vector_kernel<bf16, V, rn::RmsPolicy, S, W>));
 }
-// reread_kernel (x read twice, the second time from L2): R rows a block, U vectors a row in flight per
-// thread, L2 hints (H), blocks of B threads.
-template <typename P, int R, int U, bool H, int B>
-void reread_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_reread<bf16, R, U, P, H>(r, rows, B, s); }
-template <int R, int U, bool H, int B>
-bool reread_fits(int64_t, bool layer) {
-  return B <= (layer ? max_threads(rn::reread_kernel<bf16, R, U, rn::LayerPolicy, H>)
-                     : max_threads(rn::reread_kernel<bf16, R, U, rn::RmsPolicy, H>));
-}
-// staged_kernel (x copied to shared memory): R rows a block, blocks of B threads.
-template <typename P, int R, int B>
-void staged_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_staged<bf16, R, P>(r, rows, B, s); }
-template <int R, int B>
+// staged_kernel (a row per block, staged in shared memory): blocks of B threads.
+template <typename P, int B>
+void staged_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_staged<bf16, P>(r, rows, B, s); }
+template <int B>
 bool staged_fits(int64_t vectors, bool) {
   int optin = 0;
   CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  return R * vectors * 16 <= optin && B / 32 <= vectors * R;
+  return vectors * 16 <= optin && B <= vectors;
 }
 struct NormConfig {
   const char* name;
   NormLaunch layer, rms;
   bool (*fits)(int64_t vectors, bool layer);
 };
-#define REG(V, C, F, B, name)                                                                         \
-  NormConfig {                                                                                        \
-    name, reg_launch<rn::LayerPolicy, V, Cache::C, F, B>, reg_launch<rn::RmsPolicy, V, Cache::C, F, B>, \
-        reg_fits<V, Cache::C, F, B>                                                                   \
-  }
-#define REREAD(R, U, H, B, name)                                                                           \
-  NormConfig {                                                                                             \
-    name, reread_launch<rn::LayerPolicy, R, U, H, B>, reread_launch<rn::RmsPolicy, R, U, H, B>, reread_fits<R, U, H, B> \
-  }
-#define STAGED(R, B, name) \
-  NormConfig { name, staged_launch<rn::LayerPolicy, R, B>, staged_launch<rn::RmsPolicy, R, B>, staged_fits<R, B> }
-// Names: r<V><s|c|n: streamed, cached, L1 not allocated>[p: prefetch].b<B>; t<R>x<U><h: hints|p: plain>.b<B>;
-// s<R>.b<B>.
+#define REG(V, S, W, B, name) \
+  NormConfig { name, reg_launch<rn::LayerPolicy, V, S, W, B>, reg_launch<rn::RmsPolicy, V, S, W, B>, reg_fits<V, S, W, B> }
+#define STAGED(B, name) NormConfig{name, staged_launch<rn::LayerPolicy, B>, staged_launch<rn::RmsPolicy, B>, staged_fits<B>}
+// Names: r<V><s: streamed | c: cached>[w: weights staged].b<B>; s.b<B>. The previous launch rule was
+// r4s.b256 up to 512 vectors a row, r4c.b256 up to 4096, r8c.b256 past that.
 const NormConfig kNormConfigs[] = {
-    REG(2, kStream, false, 256, "r2s.b256"),  REG(2, kCache, false, 256, "r2c.b256"),
-    REG(2, kNoAlloc, false, 256, "r2n.b256"), REG(2, kStream, true, 256, "r2sp.b256"),
-    REG(2, kCache, true, 256, "r2cp.b256"),   REG(2, kNoAlloc, true, 256, "r2np.b256"),
-    REG(4, kStream, false, 256, "r4s.b256"),  REG(4, kCache, false, 256, "r4c.b256"),
-    REG(4, kNoAlloc, false, 256, "r4n.b256"), REG(4, kStream, true, 256, "r4sp.b256"),
-    REG(4, kCache, true, 256, "r4cp.b256"),   REG(4, kNoAlloc, true, 256, "r4np.b256"),
-    REG(8, kStream, false, 256, "r8s.b256"),  REG(8, kCache, false, 256, "r8c.b256"),
-    REG(8, kNoAlloc, false, 256, "r8n.b256"), REG(8, kStream, true, 256, "r8sp.b256"),
-    REG(8, kCache, true, 256, "r8cp.b256"),   REG(8, kNoAlloc, true, 256, "r8np.b256"),
-    REG(4, kStream, false, 128, "r4s.b128"),  REG(4, kCache, false, 128, "r4c.b128"),
-    REG(4, kStream, true, 128, "r4sp.b128"),  REG(4, kCache, true, 128, "r4cp.b128"),
-    REG(4, kStream, false, 512, "r4s.b512"),  REG(4, kCache, false, 512, "r4c.b512"),
-    REG(4, kStream, true, 512, "r4sp.b512"),  REG(4, kCache, true, 512, "r4cp.b512"),
-    REG(8, kStream, false, 128, "r8s.b128"),  REG(8, kCache, false, 128, "r8c.b128"),
-    REG(8, kStream, true, 128, "r8sp.b128"),  REG(8, kCache, true, 128, "r8cp.b128"),
-    REG(8, kStream, false, 512, "r8s.b512"),  REG(8, kCache, false, 512, "r8c.b512"),
-    REG(8, kStream, true, 512, "r8sp.b512"),  REG(8, kCache, true, 512, "r8cp.b512"),
-    REREAD(1, 2, true, 256, "t1x2h.b256"),    REREAD(1, 2, true, 512, "t1x2h.b512"),
-    REREAD(1, 4, true, 128, "t1x4h.b128"),    REREAD(1, 4, true, 256, "t1x4h.b256"),
-    REREAD(1, 4, true, 512, "t1x4h.b512"),    REREAD(1, 8, true, 256, "t1x8h.b256"),
-    REREAD(2, 2, true, 256, "t2x2h.b256"),    REREAD(2, 2, true, 512, "t2x2h.b512"),
-    REREAD(2, 4, true, 128, "t2x4h.b128"),    REREAD(2, 4, true, 256, "t2x4h.b256"),
-    REREAD(2, 4, true, 512, "t2x4h.b512"),    REREAD(4, 2, true, 256, "t4x2h.b256"),
-    REREAD(4, 2, true, 512, "t4x2h.b512"),    REREAD(1, 4, false, 256, "t1x4p.b256"),
-    REREAD(2, 4, false, 256, "t2x4p.b256"),
-    STAGED(1, 128, "s1.b128"),                STAGED(1, 256, "s1.b256"),
-    STAGED(1, 512, "s1.b512"),                STAGED(2, 128, "s2.b128"),
-    STAGED(2, 256, "s2.b256"),                STAGED(2, 512, "s2.b512"),
-    STAGED(4, 128, "s4.b128"),                STAGED(4, 256, "s4.b256"),
-    STAGED(8, 128, "s8.b128"),                STAGED(8, 256, "s8.b256")};
+    REG(4, true, false, 256, "r4s.b256"), REG(4, false, false, 256, "r4c.b256"), REG(8, false, false, 256, "r8c.b256"),
+    REG(4, true, false, 128, "r4s.b128"), REG(4, true, true, 128, "r4sw.b128"),  REG(4, true, true, 256, "r4sw.b256"),
+    STAGED(128, "s.b128"),                STAGED(256, "s.b256"),                 STAGED(512, "s.b512")};
 
-void tune_norm(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps) {
-  DeviceBuffer x(rows * cols * 2), y(rows * cols * 2), w(cols * 2), b(cols * 2), ref(rows * cols * 8);
+// Reads every row of x twice as inductor's two-pass LayerNorm does (a block per row; the first pass with
+// an L2 evict_last policy, the second with evict_first), to see whether lines so read survive the read
+// flush that precedes each timed launch.
+__global__ void read_as_inductor(const uint4* x, int64_t row_vectors, int* sink) {
+  uint64_t keep, drop;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(drop));
+  const uint4* xr = x + blockIdx.x * row_vectors;
+  unsigned acc = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int64_t v = threadIdx.x; v < row_vectors; v += blockDim.x) {
+      uint4 q;
+      asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                   : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w)
+                   : "l"(xr + v), "l"(pass ? drop : keep));
+      acc ^= q.x ^ q.y ^ q.z ^ q.w;
+    }
+  if (acc == 0x9E3779B9u) *sink = static_cast<int>(acc);   // keeps the loads
+}
+
+// Every configuration that fits, between two timings of the library's launch ("launch.first", then
+// "launch"). With evict_last_test, only the launch: before, after read_as_inductor, and after
+// cudaCtxResetPersistingL2Cache.
+void tune_norm(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps, bool evict_last_test = false) {
+  DeviceBuffer x(rows * cols * 2), y(rows * cols * 2), w(cols * 2), b(cols * 2), ref(rows * cols * 8), sink(4);
   fill_bf16<<<1024, 256>>>(x.as<bf16>(), rows * cols, 3, -2.f, 3.f);
   fill_bf16<<<16, 256>>>(w.as<bf16>(), cols, 4, 0.5f, 1.5f);
   fill_bf16<<<16, 256>>>(b.as<bf16>(), cols, 5, -0.5f, 0.5f);
@@ -343,25 +324,38 @@ void tune_norm(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps) {
   const std::vector<double> ref_h = to_host(ref.as<double>(), rows * cols);
   auto err = [&](float got, int64_t i) { return std::fabs(got - ref_h[i]) / (1.6e-2 * std::fabs(ref_h[i]) + 1e-2); };
   const rn::Row<bf16> r{x.as<bf16>(), w.as<bf16>(), bias, y.as<bf16>(), cols, cols, 1e-5f};
-  const std::string name = (layer ? "LayerNorm/" : "RMSNorm/") + std::to_string(rows) + "x" + std::to_string(cols);
+  const std::string name = (layer ? "LayerNorm/" : "RMSNorm/") + std::to_string(rows) + "x" + std::to_string(cols) +
+                           (evict_last_test ? ".evict_last_test" : "");
   const double gbytes = 2.0 * rows * cols * 2 / 1e9;
+  const opbench::kernels::NormArgs args{x.p, w.p, bias, y.p, rows, cols, cols, 1e-5f, opbench::kernels::NormType::kBf16};
+  auto time_launch = [&](const char* config) {
+    check_and_time(timer, "norm", "bf16", name, config,
+                   [&](cudaStream_t s) {
+                     layer ? opbench::kernels::launch_layer_norm(args, s) : opbench::kernels::launch_rms_norm(args, s);
+                   },
+                   y.as<bf16>(), rows * cols, err, gbytes, reps);
+  };
+  time_launch("launch.first");
+  if (evict_last_test) {
+    read_as_inductor<<<rows, 256>>>(reinterpret_cast<const uint4*>(x.p), cols / 8, sink.as<int>());
+    CK(cudaDeviceSynchronize());
+    time_launch("launch.after_evict_last");
+    CK(cudaCtxResetPersistingL2Cache());
+    time_launch("launch.after_reset");
+    return;
+  }
   for (const NormConfig& cfg : kNormConfigs) {
     if (!cfg.fits(cols / 8, layer)) continue;
     const NormLaunch launch = layer ? cfg.layer : cfg.rms;
     check_and_time(timer, "norm", "bf16", name, cfg.name, [&](cudaStream_t s) { launch(r, rows, s); }, y.as<bf16>(),
                    rows * cols, err, gbytes, reps);
   }
-  const opbench::kernels::NormArgs args{x.p, w.p, bias, y.p, rows, cols, cols, 1e-5f, opbench::kernels::NormType::kBf16};
-  check_and_time(timer, "norm", "bf16", name, "launch",
-                 [&](cudaStream_t s) {
-                   layer ? opbench::kernels::launch_layer_norm(args, s) : opbench::kernels::launch_rms_norm(args, s);
-                 },
-                 y.as<bf16>(), rows * cols, err, gbytes, reps);
+  time_launch("launch");
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {   // kernel_tune [REPS [gemv|norm]]
+int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 40;
   Timer timer;
   std::printf("kind,dtype,case,config,us,GBps,check\n");
@@ -384,5 +378,7 @@ int main(int argc, char** argv) {   // kernel_tune [REPS [gemv|norm]]
     // Widths that leave a partial step and a partial last block (33 rows): checks, the times are small.
     for (int64_t cols : {1032, 4104, 16392}) tune_norm(timer, 33, cols, layer, reps);
   }
+  if (only != "gemv")   // last: lines it leaves in L2 would flatter whatever runs after it
+    for (int64_t cols : {8192, 16384}) tune_norm(timer, 4096, cols, true, reps, true);
   return 0;
 }

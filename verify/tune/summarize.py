@@ -14,9 +14,11 @@ def main(path):
     failed = [(k, r["config"]) for k, rows in by_case.items() for r in rows if r["check"] != "ok"]
     print(f"{'case':40} {'launch us':>9} {'best':>10} {'us':>8} {'GB/s':>6} {'gain':>6}  next")
     for key, rows in by_case.items():
-        ok = sorted((r for r in rows if r["check"] == "ok" and r["config"] != "launch"), key=lambda r: float(r["us"]))
+        ok = sorted((r for r in rows if r["check"] == "ok" and not r["config"].startswith("launch")),
+                    key=lambda r: float(r["us"]))
         mine = next((r for r in rows if r["check"] == "ok" and r["config"] == "launch"), None)
-        if not ok:
+        if not ok:   # a case of launch rows only: each of them
+            print(f"{key[1] + ' ' + key[2]:40} " + " ".join(f"{r['config']}:{float(r['us']):.2f}" for r in rows))
             continue
         best = ok[0]
         gain = f"{(float(mine['us']) / float(best['us']) - 1) * 100:+.1f}%" if mine else "-"
