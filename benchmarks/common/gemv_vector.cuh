@@ -9,7 +9,7 @@
 // chunk for all of the group's rows), and sum with warp shuffles, then across the group's warps in
 // shared memory. W is streamed past L1 (__ldcs); x is re-read by every group from L1/L2.
 //
-// Programmatic dependent launch (sm_90): the kernel prefetches its first chunks of W into L2, then waits for the
+// Programmatic dependent launch (sm_90): the kernel prefetches its first steps of W into L2, then waits for the
 // kernels it depends on (griddepcontrol.wait: nothing it reads besides W and the scales may be ready
 // before), then lets the next kernel launch (griddepcontrol.launch_dependents). Launched without the
 // attribute, both instructions return at once.
@@ -27,7 +27,6 @@ constexpr int kWarpSize = 32;
 constexpr int kWarpsPerBlock = 8;
 constexpr int kThreadsPerBlock = kWarpSize * kWarpsPerBlock;
 constexpr int kVectorBytes = 16;
-constexpr int kPrefetchChunks = 8;   // 16-byte chunks of W per lane prefetched into L2 before the wait
 
 struct Params {
   const void* w;
@@ -218,13 +217,10 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   float acc[kSums] = {};
   int64_t c = (static_cast<int64_t>(group_warp) * kWarpSize + lane) * kElems;
   // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them once the
-  // group's first kPrefetchChunks chunks of W per lane (whole rows of up to 8 KB) are on their way into L2
-  // (a prefetch holds no registers): launched programmatically, the first blocks fetch them while the
-  // kernel before finishes.
-  constexpr int kPrefetchSteps = kPrefetchChunks / kRows;
+  // first steps of W are on their way into L2 (a prefetch holds no registers).
   if (reads)
 #pragma unroll
-    for (int s = 0; s < kPrefetchSteps; ++s)
+    for (int s = 0; s < kSteps; ++s)
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
         if (c + s * kStride < p.cols) prefetch_l2(w + row_off[r] + c + s * kStride);

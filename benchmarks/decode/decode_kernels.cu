@@ -105,7 +105,8 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
   const int64_t c = tid % chunks, row_lane = tid / chunks;
   float sum[8] = {};
   if (row_lane < lanes) {
-    for (int64_t t = row_lane; t < n; t += lanes) {
+#pragma unroll 4
+    for (int64_t t = row_lane; t < n; t += lanes) {   // unrolled: the rows' loads issue together
       const uint4 raw = reinterpret_cast<const uint4*>(v + t * hd)[c];
       const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
 #pragma unroll
@@ -137,10 +138,12 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
   if (!last) return;
   __threadfence();
   const float* parts = a.partials + head * gridDim.y * (hd + 2);
-  float m = -INFINITY;
+  float m = -INFINITY;   // the loops over chunks are unrolled so that their L2 loads issue together
+#pragma unroll 8
   for (unsigned s = 0; s < used; ++s) m = fmaxf(m, __ldcg(parts + s * (hd + 2) + hd));
   for (int64_t d = tid; d < hd; d += kAttentionThreads) {
     float num = 0.f, den = 0.f;
+#pragma unroll 8
     for (unsigned s = 0; s < used; ++s) {
       const float* ps = parts + s * (hd + 2);
       const float w = __expf(__ldcg(ps + hd) - m);
