@@ -2,6 +2,7 @@
 #include <cuda_bf16.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "common/launch.cuh"
@@ -51,39 +52,62 @@ constexpr int kAttentionThreads = 128;
 constexpr int kChunk = static_cast<int>(kAttentionChunk);
 constexpr int kMaxHeadChunks = 32;   // head_dim <= 32 x 8
 
-// One block per (head, chunk of positions); see decode_kernels.h.
+constexpr int kMaxRowsPerThread = kChunk / (kAttentionThreads / kMaxHeadChunks);   // V rows a thread sums
+
+// acc + p * the 8 bf16 of `raw`, element-wise.
+__device__ __forceinline__ void add_scaled(float (&acc)[8], float p, uint4 raw) {
+  const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __bfloat1622float2(pairs[i]);
+    acc[2 * i] = fmaf(p, f.x, acc[2 * i]);
+    acc[2 * i + 1] = fmaf(p, f.y, acc[2 * i + 1]);
+  }
+}
+
+// One block per (head, chunk of positions); see decode_kernels.h. Every load of the chunk (q, the K rows,
+// the V rows) is issued before any arithmetic: the block waits one memory latency, not three.
 __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionArgs a) {
   wait_for_inputs();
   allow_next_launch();
   const int64_t head = blockIdx.x, chunk = blockIdx.y, len = *a.pos + 1, first = chunk * kChunk;
   if (first >= len) return;
-  __shared__ float q[kMaxHeadChunks * 8], p[kChunk], acc[kAttentionThreads / 8 * 8 * 8];
+  __shared__ float q[kMaxHeadChunks * 8], p[kChunk], acc[kAttentionThreads * 8];
   __shared__ bool last;
-  const int64_t hd = a.head_dim, chunks = hd / 8, n = len - first < kChunk ? len - first : kChunk;
+  const int hd = static_cast<int>(a.head_dim), chunks = hd / 8;
+  const int n = static_cast<int>(len - first < kChunk ? len - first : kChunk);
   const int64_t group = head / (a.n_heads / a.n_kv_heads);
   const bf16* k = static_cast<const bf16*>(a.k_cache) + (group * a.max_len + first) * hd;
   const bf16* v = static_cast<const bf16*>(a.v_cache) + (group * a.max_len + first) * hd;
   const int tid = threadIdx.x;
-  for (int64_t d = tid; d < hd; d += kAttentionThreads)
-    q[d] = to_f(static_cast<const bf16*>(a.q)[head * hd + d]) * rsqrtf(static_cast<float>(hd));
+  // Scores: a position per lane of warp 0 (its whole K row); V: a thread per 8 dims and row lane.
+  const int lanes = kAttentionThreads / chunks, c = tid % chunks, row_lane = tid / chunks;
+  uint4 k_row[kMaxHeadChunks], v_rows[kMaxRowsPerThread];
+  if (tid < n)
+#pragma unroll
+    for (int j = 0; j < kMaxHeadChunks; ++j)
+      if (j < chunks) k_row[j] = reinterpret_cast<const uint4*>(k + tid * hd)[j];
+#pragma unroll
+  for (int j = 0; j < kMaxRowsPerThread; ++j) {
+    const int t = row_lane + j * lanes;
+    if (row_lane < lanes && t < n) v_rows[j] = reinterpret_cast<const uint4*>(v + t * hd)[c];
+  }
+  const float q_scale = rsqrtf(static_cast<float>(hd));
+  for (int d = tid; d < hd; d += kAttentionThreads) q[d] = to_f(static_cast<const bf16*>(a.q)[head * hd + d]) * q_scale;
   __syncthreads();
-  // Scores: warp 0, a position per lane, its whole K row in flight at once.
+  float* part = a.partials + (head * gridDim.y + chunk) * (hd + 2);
   if (tid < kChunk) {
     float s = -INFINITY;
     if (tid < n) {
-      uint4 row[kMaxHeadChunks];
-#pragma unroll
-      for (int c = 0; c < kMaxHeadChunks; ++c)
-        if (c < chunks) row[c] = reinterpret_cast<const uint4*>(k + tid * hd)[c];
       s = 0.f;
 #pragma unroll
-      for (int c = 0; c < kMaxHeadChunks; ++c) {
-        if (c >= chunks) break;
-        const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&row[c]);
+      for (int j = 0; j < kMaxHeadChunks; ++j) {
+        if (j >= chunks) break;
+        const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&k_row[j]);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const float2 f = __bfloat1622float2(pairs[i]);
-          s = fmaf(q[8 * c + 2 * i], f.x, fmaf(q[8 * c + 2 * i + 1], f.y, s));
+          s = fmaf(q[8 * j + 2 * i], f.x, fmaf(q[8 * j + 2 * i + 1], f.y, s));
         }
       }
     }
@@ -94,36 +118,23 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
     for (int o = kWarp / 2; o > 0; o /= 2) l += __shfl_xor_sync(0xffffffffu, l, o);
     p[tid] = e;
     if (tid == 0) {
-      float* part = a.partials + (head * gridDim.y + chunk) * (hd + 2);
       part[hd] = m;
       part[hd + 1] = l;
     }
   }
   __syncthreads();
-  // Weighted sum of V: a thread per 8 dims (16 bytes) and per row lane; its rows' loads in flight together.
-  const int64_t lanes = kAttentionThreads / chunks;   // row lanes
-  const int64_t c = tid % chunks, row_lane = tid / chunks;
   float sum[8] = {};
-  if (row_lane < lanes) {
-#pragma unroll 4
-    for (int64_t t = row_lane; t < n; t += lanes) {   // unrolled: the rows' loads issue together
-      const uint4 raw = reinterpret_cast<const uint4*>(v + t * hd)[c];
-      const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float2 f = __bfloat1622float2(pairs[i]);
-        sum[2 * i] = fmaf(p[t], f.x, sum[2 * i]);
-        sum[2 * i + 1] = fmaf(p[t], f.y, sum[2 * i + 1]);
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < 8; ++i) acc[tid * 8 + i] = sum[i];
+  for (int j = 0; j < kMaxRowsPerThread; ++j) {
+    const int t = row_lane + j * lanes;
+    if (row_lane < lanes && t < n) add_scaled(sum, p[t], v_rows[j]);
   }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) acc[tid * 8 + i] = sum[i];
   __syncthreads();
-  float* part = a.partials + (head * gridDim.y + chunk) * (hd + 2);
-  for (int64_t d = tid; d < hd; d += kAttentionThreads) {
+  for (int d = tid; d < hd; d += kAttentionThreads) {
     float total = 0.f;
-    for (int64_t r = 0; r < lanes; ++r) total += acc[(r * chunks + d / 8) * 8 + d % 8];
+    for (int r = 0; r < lanes; ++r) total += acc[(r * chunks + d / 8) * 8 + d % 8];
     part[d] = total;
   }
   // The head's last block to finish combines the chunks (its counter back to 0 for the next launch).
@@ -138,20 +149,81 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
   if (!last) return;
   __threadfence();
   const float* parts = a.partials + head * gridDim.y * (hd + 2);
-  float m = -INFINITY;   // the loops over chunks are unrolled so that their L2 loads issue together
-#pragma unroll 8
-  for (unsigned s = 0; s < used; ++s) m = fmaxf(m, __ldcg(parts + s * (hd + 2) + hd));
-  for (int64_t d = tid; d < hd; d += kAttentionThreads) {
-    float num = 0.f, den = 0.f;
+  for (int d = tid; d < hd; d += kAttentionThreads) {
+    // An online softmax over the chunks; unrolled, so that their L2 loads issue together.
+    float m = -INFINITY, num = 0.f, den = 0.f;
 #pragma unroll 8
     for (unsigned s = 0; s < used; ++s) {
       const float* ps = parts + s * (hd + 2);
-      const float w = __expf(__ldcg(ps + hd) - m);
-      num = fmaf(w, __ldcg(ps + d), num);
-      den = fmaf(w, __ldcg(ps + hd + 1), den);
+      const float m_s = __ldcg(ps + hd), l_s = __ldcg(ps + hd + 1), a_s = __ldcg(ps + d);
+      const float m_new = fmaxf(m, m_s), old_w = __expf(m - m_new), new_w = __expf(m_s - m_new);
+      num = num * old_w + a_s * new_w;
+      den = den * old_w + l_s * new_w;
+      m = m_new;
     }
     static_cast<bf16*>(a.out)[head * hd + d] = __float2bfloat16(num / den);
   }
+}
+
+// The running greedy pick: the larger logit, the lower index on a tie.
+struct Pick {
+  float logit = -INFINITY;
+  int64_t index = INT64_MAX;
+  __device__ void consider(float v, int64_t i) {
+    if (v > logit || (v == logit && i < index)) {
+      logit = v;
+      index = i;
+    }
+  }
+  __device__ void merge_warp() {
+    for (int o = kWarp / 2; o > 0; o /= 2)
+      consider(__shfl_xor_sync(0xffffffffu, logit, o), __shfl_xor_sync(0xffffffffu, index, o));
+  }
+};
+
+constexpr int kNextTokenThreads = 1024;
+constexpr int kNextTokenVectorsInFlight = 4;   // 16-byte loads per thread per round
+
+__global__ void __launch_bounds__(kNextTokenThreads) next_token(NextTokenArgs a, bool vectorized) {
+  wait_for_inputs();
+  allow_next_launch();
+  __shared__ float warp_logit[kWarp];
+  __shared__ int64_t warp_index[kWarp];
+  const bf16* logits = static_cast<const bf16*>(a.logits);
+  const int64_t vectors = vectorized ? a.vocab / 8 : 0;
+  Pick pick;
+  for (int64_t base = threadIdx.x; base < vectors; base += kNextTokenVectorsInFlight * kNextTokenThreads) {
+    uint4 raw[kNextTokenVectorsInFlight];
+#pragma unroll
+    for (int j = 0; j < kNextTokenVectorsInFlight; ++j)
+      if (base + j * kNextTokenThreads < vectors) raw[j] = reinterpret_cast<const uint4*>(logits)[base + j * kNextTokenThreads];
+#pragma unroll
+    for (int j = 0; j < kNextTokenVectorsInFlight; ++j) {
+      const int64_t v = base + j * kNextTokenThreads;
+      if (v >= vectors) break;
+      const bf16* e = reinterpret_cast<const bf16*>(&raw[j]);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) pick.consider(to_f(e[i]), v * 8 + i);
+    }
+  }
+  for (int64_t i = vectors * 8 + threadIdx.x; i < a.vocab; i += kNextTokenThreads) pick.consider(to_f(logits[i]), i);
+  pick.merge_warp();
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  if (lane == 0) {
+    warp_logit[warp] = pick.logit;
+    warp_index[warp] = pick.index;
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  pick = Pick{};
+  if (lane < kNextTokenThreads / kWarp) pick.consider(warp_logit[lane], warp_index[lane]);
+  pick.merge_warp();
+  if (lane != 0) return;
+  const int64_t next_pos = *a.pos + 1;
+  const int64_t next = next_pos < a.prompt_len ? a.sequence[next_pos] : pick.index;
+  a.sequence[next_pos] = next;
+  *a.token = next;
+  *a.pos = next_pos;
 }
 
 __global__ void top2_route(const bf16* logits, int64_t n, int64_t* idx, float* weights) {
@@ -197,6 +269,13 @@ void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream, bool p
   if (a.max_len <= 0) invalid("decode_attention", "max_len must be positive");
   const dim3 grid(static_cast<unsigned>(a.n_heads), static_cast<unsigned>((a.max_len + kChunk - 1) / kChunk));
   launch_kernel(decode_attention, grid, dim3(kAttentionThreads), 0, stream, programmatic, a);
+}
+
+void launch_next_token(const NextTokenArgs& a, cudaStream_t stream, bool programmatic) {
+  if (!a.logits || !a.sequence || !a.token || !a.pos) invalid("next_token", "null pointer");
+  if (a.vocab <= 0 || a.prompt_len <= 0) invalid("next_token", "vocab and prompt_len must be positive");
+  const bool vectorized = reinterpret_cast<uintptr_t>(a.logits) % 16 == 0;
+  launch_kernel(next_token, dim3(1), dim3(kNextTokenThreads), 0, stream, programmatic, a, vectorized);
 }
 
 void launch_top2_route(const void* logits, int64_t n_experts, int64_t* idx, float* weights, cudaStream_t stream,

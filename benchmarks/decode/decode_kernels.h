@@ -48,6 +48,20 @@ inline int64_t attention_partials_floats(int64_t n_heads, int64_t head_dim, int6
 }
 void launch_decode_attention(const AttentionArgs& args, cudaStream_t stream, bool programmatic = false);
 
+// The greedy decode loop's step on the device, in one launch: next_pos = *pos + 1; next = the prompt's
+// token sequence[next_pos] while next_pos < prompt_len, else argmax(logits) (bf16, vocab of them; the
+// lowest index among equal maxima, as torch.argmax; NaN never picked); sequence[next_pos] = next;
+// *token = next; *pos = next_pos. All int64 on the device. One block of 1024 threads.
+struct NextTokenArgs {
+  const void* logits = nullptr;
+  int64_t vocab = 0;
+  int64_t* sequence = nullptr;
+  int64_t* token = nullptr;
+  int64_t* pos = nullptr;
+  int64_t prompt_len = 0;
+};
+void launch_next_token(const NextTokenArgs& args, cudaStream_t stream, bool programmatic = false);
+
 // Mixture-of-experts routing of one token: p = softmax(logits) over n_experts (bf16 in), the two largest
 // (the lower index first on a tie), idx[0..1] (int64) and weights[0..1] = p / (p0 + p1) (fp32).
 void launch_top2_route(const void* logits, int64_t n_experts, int64_t* idx, float* weights, cudaStream_t stream,

@@ -296,6 +296,30 @@ TEST_F(DecodeGpu, AttentionKernelMatchesSdpaAtEveryLength) {
     }
 }
 
+// The next-token kernel against torch.argmax (ties at the maximum: the lowest index), past the prompt,
+// and the prompt's own token while it lasts; aligned and misaligned logits, vocab not a multiple of 8.
+TEST_F(DecodeGpu, NextTokenKernelPicksArgmaxAfterThePrompt) {
+  auto opts = at::TensorOptions().device(at::kCUDA);
+  const int64_t prompt_len = 6;
+  for (int64_t vocab : {32000, 1003})
+    for (int64_t offset : {0, 1})
+      for (int64_t pos : {int64_t{2}, int64_t{7}}) {
+        at::Tensor buffer = at::randn({vocab + 1}, opts.dtype(at::kBFloat16)), logits = buffer.narrow(0, offset, vocab);
+        logits.narrow(0, vocab / 3, 1).fill_(9);   // two equal maxima: the lower index wins
+        logits.narrow(0, vocab - 5, 1).fill_(9);
+        at::Tensor sequence = at::arange(100, 100 + 20, opts.dtype(at::kLong)), token = longs({0}, at::kCUDA),
+                   where = longs({pos}, at::kCUDA);
+        kernels::launch_next_token({logits.data_ptr(), vocab, sequence.data_ptr<int64_t>(), token.data_ptr<int64_t>(),
+                                    where.data_ptr<int64_t>(), prompt_len},
+                                   stream());
+        const int64_t want = pos + 1 < prompt_len ? 100 + pos + 1 : at::argmax(logits).item<int64_t>();
+        if (pos + 1 >= prompt_len) ASSERT_EQ(want, vocab / 3);
+        EXPECT_EQ(token.item<int64_t>(), want) << "vocab " << vocab << " offset " << offset << " pos " << pos;
+        EXPECT_EQ(sequence[pos + 1].item<int64_t>(), want);
+        EXPECT_EQ(where.item<int64_t>(), pos + 1);
+      }
+}
+
 TEST_F(DecodeGpu, GatherGemvTakesOneInputAndOneScaleRowPerExpert) {
   auto opts = at::TensorOptions().device(at::kCUDA);
   const int64_t experts = 4, rows = 48, cols = 128;

@@ -17,6 +17,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "cuda_resources.h"
+#include "decode/decode_kernels.h"
 #include "decode/own_step.h"
 #endif
 
@@ -84,6 +85,19 @@ void Decoder::reset() {
 
 void Decoder::step() {
   const at::Tensor& logits = forward_(token_, pos_);
+#ifdef OPBENCH_HAVE_CUDA
+  if (kernels_ != StepKernels::kAten) {   // the pick and the bookkeeping in one own kernel
+    kernels::NextTokenArgs next;
+    next.logits = logits.data_ptr();
+    next.vocab = logits.numel();
+    next.sequence = sequence_.data_ptr<int64_t>();
+    next.token = token_.data_ptr<int64_t>();
+    next.pos = pos_.data_ptr<int64_t>();
+    next.prompt_len = model_.cfg.prompt_len;
+    kernels::launch_next_token(next, c10::cuda::getCurrentCUDAStream().stream(), kernels_ == StepKernels::kOwn);
+    return;
+  }
+#endif
   at::Tensor next_pos = pos_ + 1;
   at::Tensor best = at::argmax(logits.view({-1}), 0, true);   // [1]
   at::Tensor next = at::where(next_pos < model_.cfg.prompt_len, sequence_.index_select(0, next_pos), best);

@@ -69,8 +69,8 @@ OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(pro
 std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
   std::string gemv = model.int8 ? "gemv_int8(fused dequantize)" : "gemv_bf16";
   std::string names = "own:" + gemv + "+rms_norm/rope_cache/residual_add/swiglu," +
-                      (model.cfg.moe() ? "gather_gemv,top2_route,residual_add," : "") + "decode_attention";
-  return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding,argmax";
+                      (model.cfg.moe() ? "gather_gemv,top2_route,residual_add," : "") + "decode_attention,next_token";
+  return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding";
 }
 
 // h += FFN(rms_norm(h)), the norm fused into the GEMVs that read it.
