@@ -17,7 +17,16 @@ log() { echo "[gpu_session] $*" | tee -a "$out/session.log" >&2; }
 wall() { local start; start=$(date +%s.%N); "$@"; local rc=$?
          log "$(python3 -c "print(round($(date +%s.%N) - $start, 2))") s wall (rc $rc): $*"; return $rc; }
 
-step_build() { JOBS=16 bash tools/build.sh >"$out/build.log" 2>&1 || { log "build failed"; tail -40 "$out/build.log"; exit 1; }; }
+# A warm device keeps build/, but the tree copied to it can carry mtimes older than build/'s objects, so
+# ninja would skip changed sources: every source whose content changed since the last build is touched.
+step_build() {
+  local sums=build/.source_sums
+  find CMakeLists.txt app lib benchmarks reporters instr tests third_party -type f -print0 2>/dev/null | sort -z |
+    xargs -0 sha1sum >"$out/.source_sums.new"
+  [ -f "$sums" ] && diff "$sums" "$out/.source_sums.new" | sed -n 's/^> [0-9a-f]*  //p' | xargs -r touch
+  JOBS=16 bash tools/build.sh >"$out/build.log" 2>&1 || { log "build failed"; tail -40 "$out/build.log"; exit 1; }
+  mv "$out/.source_sums.new" "$sums"
+}
 step_ctest() {  # the fuzz test needs clang, which the GPU image does not have
   ctest --test-dir build --output-on-failure -j 2 -E _fuzz_ >"$out/ctest.log" 2>&1
   log "ctest rc $?: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
