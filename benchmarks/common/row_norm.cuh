@@ -2,11 +2,11 @@
 // code. Two vector paths (the row's width a multiple of the 16-byte vector, x, weight, bias and y
 // 16-byte aligned), both reading x from memory once and computing the statistics exactly (the mean,
 // then the centered sum of squares, reduced over the row's threads):
-//  - vector_kernel, short rows: a row per group of threads (several rows a block), each thread's share
-//    of the row held in registers, all its loads in flight together; the weight and bias copied to
-//    shared memory (cp.async) while x loads, so the output does not wait on a load after the reduction.
-//  - staged_kernel, long rows: a row per block, copied to shared memory with cp.async (no registers
-//    held for the loads, so more rows in flight per SM than registers allow) and read from there.
+//  - vector_kernel, rows of up to 1024 vectors: a row per group of threads (several rows a block when
+//    rows are short), each thread's share of the row held in registers, all its loads in flight together.
+//  - staged_kernel, longer rows: a row per block, copied to shared memory with cp.async and read from
+//    there. The registers a thread needs no longer grow with the row, so more rows are in flight per SM
+//    (4 of 16384 bf16, against 2 held in registers); LayerNorm 4% faster at 16384 bf16 on the H100.
 // Scalar path: a block per row, any shape and alignment, x read per pass.
 // A Norm policy supplies the statistics and the output of one element:
 //   struct Norm { static constexpr bool kCentered;   // true: a mean is subtracted (LayerNorm)
@@ -57,7 +57,7 @@ template <bool kStreaming>
 __device__ __forceinline__ void store_row(uint4* p, uint4 v) { if constexpr (kStreaming) __stcs(p, v); else *p = v; }
 
 // A 16-byte copy from global to shared memory in flight (cached in L2 only), and the wait for the
-// calling thread's copies (visible to it after the wait; to others after a __syncthreads too).
+// calling thread's copies (visible to it after the wait).
 __device__ __forceinline__ void copy_async(uint4* shared, const uint4* global) {
   const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global) : "memory");
@@ -96,22 +96,12 @@ __device__ __forceinline__ uint4 out_vector(uint4 xq, uint4 wq, uint4 bq, bool b
   return out;
 }
 
-// Short rows: a row per group of `group_threads` threads (blockDim.x / group_threads rows per block),
-// kVec 16-byte vectors per thread. With kStageWeights the block's dynamic shared memory holds the
-// weight (then the bias): the row's vectors each. REQUIRES: group_threads * kVec >= the row's vectors.
-template <typename T, int kVec, typename Norm, bool kStreaming, bool kStageWeights>
+// Rows in registers: a row per group of `group_threads` threads (blockDim.x / group_threads rows per
+// block), kVec 16-byte vectors per thread. REQUIRES: group_threads * kVec >= the row's vectors.
+template <typename T, int kVec, typename Norm, bool kStreaming>
 __global__ void vector_kernel(Row<T> r, int64_t rows, int group_threads) {
-  extern __shared__ uint4 weights[];
   constexpr int kPer = kVectorBytes / sizeof(T);
   const int64_t vectors = r.cols / kPer;
-  const bool bias = Norm::kBias && r.b;
-  const uint4* w = reinterpret_cast<const uint4*>(r.w);
-  const uint4* b = reinterpret_cast<const uint4*>(r.b);
-  if constexpr (kStageWeights)
-    for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
-      copy_async(weights + v, w + v);
-      if (bias) copy_async(weights + vectors + v, b + v);
-    }
   const int t = threadIdx.x % group_threads;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / group_threads) + threadIdx.x / group_threads;
   const bool has_row = row < rows;   // a group past the last row still takes part in the reductions
@@ -141,24 +131,16 @@ __global__ void vector_kernel(Row<T> r, int64_t rows, int group_threads) {
   float sum_sq = 0.f;
   each([&](float v) { sum_sq += (v - mean) * (v - mean); });
   const float scale = Norm::scale(group_sum(sum_sq, group_threads), static_cast<float>(r.cols), r.eps);
-  if constexpr (kStageWeights) {
-    wait_copies();
-    __syncthreads();
-  }
   if (!has_row) return;
+  const bool bias = Norm::kBias && r.b;
   uint4* yr = reinterpret_cast<uint4*>(r.y + row * r.cols);
 #pragma unroll
   for (int i = 0; i < kVec; ++i) {
     const int64_t v = t + static_cast<int64_t>(i) * group_threads;
     if (v >= vectors) continue;
-    uint4 wq, bq{};   // no registers for a bias a norm never has
-    if constexpr (kStageWeights) {
-      wq = weights[v];
-      if (bias) bq = weights[vectors + v];
-    } else {
-      wq = __ldg(w + v);
-      if (bias) bq = __ldg(b + v);
-    }
+    const uint4 wq = __ldg(reinterpret_cast<const uint4*>(r.w) + v);
+    uint4 bq{};   // no registers for a bias a norm never has
+    if (bias) bq = __ldg(reinterpret_cast<const uint4*>(r.b) + v);
     store_row<kStreaming>(yr + v, out_vector<T, Norm>(held[i], wq, bq, bias, mean, scale));
   }
 }
@@ -174,15 +156,12 @@ inline int group_threads(int64_t vectors) {
   return g;
 }
 // vector_kernel on blocks of about `block_threads` threads: as many row groups as fit, at least one.
-template <typename T, int kVec, typename Norm, bool kStreaming, bool kStageWeights>
+template <typename T, int kVec, typename Norm, bool kStreaming>
 void launch_vector(Row<T> r, int64_t rows, int block_threads, cudaStream_t stream) {
-  const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
-  const int group = group_threads<kVec>(vectors);
+  const int group = group_threads<kVec>(r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T))));
   const int rows_per_block = std::max(1, block_threads / group);
   const dim3 grid(static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block));
-  const size_t shared = kStageWeights ? static_cast<size_t>(vectors) * kVectorBytes * (Norm::kBias && r.b ? 2 : 1) : 0;
-  vector_kernel<T, kVec, Norm, kStreaming, kStageWeights>
-      <<<grid, rows_per_block * group, shared, stream>>>(r, rows, group);
+  vector_kernel<T, kVec, Norm, kStreaming><<<grid, rows_per_block * group, 0, stream>>>(r, rows, group);
 }
 
 // Long rows: a row per block, staged in the block's dynamic shared memory (the row's vectors); each
@@ -302,12 +281,15 @@ void launch(const char* who, Row<T> r, int64_t rows, cudaStream_t stream) {
   if (!vectorizable(r.x, r.w, r.b, r.y, r.cols, r.row_stride, sizeof(T))) {
     scalar_kernel<T, Norm><<<static_cast<unsigned>(rows), 256, 0, stream>>>(r);
   } else {
-    // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune/run4_*): rows of up to
-    // 512 vectors (4096 bf16) in registers, 4 vectors a thread, streamed, blocks of 4 warps; longer rows
-    // staged in shared memory, about 4 vectors a thread (256 threads at 8192 bf16, 512 at 16384).
+    // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune/run4_*), 4 vectors a
+    // thread: rows of up to 512 vectors (4096 bf16) in registers, streamed, on blocks of 4 warps (4% faster
+    // than 8 at 4096 bf16); up to 1024 vectors in registers, cached (staged: within 1% at 8192 bf16);
+    // longer rows staged in shared memory, blocks of up to 512 threads.
     const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
     if (vectors <= 512)
-      launch_vector<T, 4, Norm, true, true>(r, rows, 128, stream);
+      launch_vector<T, 4, Norm, true>(r, rows, 128, stream);
+    else if (vectors <= 1024)
+      launch_vector<T, 4, Norm, false>(r, rows, 256, stream);
     else
       launch_staged<T, Norm>(r, rows, static_cast<int>(std::min<int64_t>(512, (vectors / 4 + 31) / 32 * 32)), stream);
   }

@@ -254,17 +254,17 @@ int max_threads(Kernel kernel) {   // the most threads a block of this kernel ma
   CK(cudaFuncGetAttributes(&a, kernel));
   return a.maxThreadsPerBlock;
 }
-// vector_kernel (rows in registers): V vectors a thread, x/y streamed (S) or cached, weight and bias
-// staged in shared memory (W), blocks of about B threads (several rows a block when a row's group is smaller).
-template <typename P, int V, bool S, bool W, int B>
-void reg_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_vector<bf16, V, P, S, W>(r, rows, B, s); }
-template <int V, bool S, bool W, int B>
+// vector_kernel (rows in registers): V vectors a thread, x/y streamed (S) or cached, blocks of about B
+// threads (several rows a block when a row's group is smaller).
+template <typename P, int V, bool S, int B>
+void reg_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_vector<bf16, V, P, S>(r, rows, B, s); }
+template <int V, bool S, int B>
 bool reg_fits(int64_t vectors, bool layer) {
   const int group = rn::group_threads<V>(vectors);
   if (B != 256 && group >= std::max(B, 256)) return false;   // the same launch as B = 256
   const int threads = std::max(1, B / group) * group;
-  return threads <= (layer ? max_threads(rn::vector_kernel<bf16, V, rn::LayerPolicy, S, W>)
-                           : max_threads(rn::vector_kernel<bf16, V, rn::RmsPolicy, S, W>));
+  return threads <= (layer ? max_threads(rn::vector_kernel<bf16, V, rn::LayerPolicy, S>)
+                           : max_threads(rn::vector_kernel<bf16, V, rn::RmsPolicy, S>));
 }
 // staged_kernel (a row per block, staged in shared memory): blocks of B threads.
 template <typename P, int B>
@@ -280,15 +280,16 @@ struct NormConfig {
   NormLaunch layer, rms;
   bool (*fits)(int64_t vectors, bool layer);
 };
-#define REG(V, S, W, B, name) \
-  NormConfig { name, reg_launch<rn::LayerPolicy, V, S, W, B>, reg_launch<rn::RmsPolicy, V, S, W, B>, reg_fits<V, S, W, B> }
+#define REG(V, S, B, name) \
+  NormConfig { name, reg_launch<rn::LayerPolicy, V, S, B>, reg_launch<rn::RmsPolicy, V, S, B>, reg_fits<V, S, B> }
 #define STAGED(B, name) NormConfig{name, staged_launch<rn::LayerPolicy, B>, staged_launch<rn::RmsPolicy, B>, staged_fits<B>}
-// Names: r<V><s: streamed | c: cached>[w: weights staged].b<B>; s.b<B>. The previous launch rule was
-// r4s.b256 up to 512 vectors a row, r4c.b256 up to 4096, r8c.b256 past that.
+// Names: r<V><s: streamed | c: cached>.b<B>; s.b<B>. The previous launch rule was r4s.b256 up to 512
+// vectors a row, r4c.b256 up to 4096, r8c.b256 past that; the launch's now r4s.b128, r4c.b256 up to 1024,
+// then staged (s.b256 at 1024 vectors, s.b512 from 2048).
 const NormConfig kNormConfigs[] = {
-    REG(4, true, false, 256, "r4s.b256"), REG(4, false, false, 256, "r4c.b256"), REG(8, false, false, 256, "r8c.b256"),
-    REG(4, true, false, 128, "r4s.b128"), REG(4, true, true, 128, "r4sw.b128"),  REG(4, true, true, 256, "r4sw.b256"),
-    STAGED(128, "s.b128"),                STAGED(256, "s.b256"),                 STAGED(512, "s.b512")};
+    REG(4, true, 256, "r4s.b256"), REG(4, false, 256, "r4c.b256"), REG(8, false, 256, "r8c.b256"),
+    REG(4, true, 128, "r4s.b128"), STAGED(128, "s.b128"),          STAGED(256, "s.b256"),
+    STAGED(512, "s.b512")};
 
 // Reads every row of x twice as inductor's two-pass LayerNorm does (a block per row; the first pass with
 // an L2 evict_last policy, the second with evict_first), to see whether lines so read survive the read
