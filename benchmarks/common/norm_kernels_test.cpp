@@ -1,8 +1,8 @@
 // opbench's own RMSNorm and LayerNorm kernels on the GPU, against float64, for bf16, fp16 and fp32: on
-// aligned widths (short rows in registers, long rows staged in shared memory, over 48 KiB too, with
-// widths that leave a partial step of the block), on widths that are not a multiple of the 16-byte
-// vector and on a misaligned row start (the scalar path), with and without LayerNorm's bias; and the
-// refusal of inconsistent arguments. Skips without a CUDA device.
+// aligned widths (rows of up to 1024 vectors in registers, longer rows staged in shared memory, over
+// 48 KiB too, with widths that leave a partial step of the block), on widths that are not a multiple of
+// the 16-byte vector and on a misaligned row start (the scalar path), with and without LayerNorm's
+// bias; and the refusal of inconsistent arguments. Skips without a CUDA device.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -60,7 +60,7 @@ TEST_P(NormKernels, MatchFloat64OnAlignedWidths) {
   }
 }
 
-TEST_P(NormKernels, MatchFloat64OnLongRows) {   // staged in shared memory up to 8192 vectors (128 KiB)
+TEST_P(NormKernels, MatchFloat64OnLongRows) {   // registers to 1024 vectors, then staged up to 8192 (128 KiB)
   const int64_t per = 16 / static_cast<int64_t>(c10::elementSize(dtype()));
   for (int64_t cols : {4104, 16392, 32768, 65536}) {
     SCOPED_TRACE("cols=" + std::to_string(cols));
