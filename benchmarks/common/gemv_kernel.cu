@@ -18,8 +18,6 @@ using gemv::kVectorBytes;
 using gemv::kWarpsPerBlock;
 using gemv::Params;
 
-constexpr int64_t kMaxNormCols = 48 * 1024 / sizeof(float);   // the default dynamic shared memory limit
-
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
 
 Params params_of(const GemvArgs& a) {
@@ -51,9 +49,6 @@ std::string fusion_error(const GemvArgs& a, bool vectorized) {
   if ((f.norm_w != nullptr || f.epilogue != GemvEpilogue::kStore) && !vectorized)
     return "fusions need the vector path (aligned W and x, cols a multiple of the vector width)";
   if (f.norm_w != nullptr && !aligned(f.norm_w)) return "norm_w not 16-byte aligned";
-  if (f.norm_w != nullptr && a.cols > kMaxNormCols)
-    return "the RMSNorm prologue stages x in shared memory: at most " + std::to_string(kMaxNormCols) + " columns";
-  if (f.norm_w != nullptr && a.x_stride != 0) return "the RMSNorm prologue takes one x for every slice";
   if (pairs_rows(a) && a.rows % 2 != 0) return "the swiglu and rope epilogues need an even row count";
   if (f.epilogue == GemvEpilogue::kRopeCache) {
     const RopeCacheOut& r = f.rope;
@@ -71,9 +66,9 @@ std::string fusion_error(const GemvArgs& a, bool vectorized) {
 template <typename T, int kGroup, int kRows, int kSteps>
 void launch_vector(const GemvArgs& a, cudaStream_t stream) {
   const dim3 grid(gemv::vector_blocks<kGroup, kRows>(a.rows), static_cast<unsigned>(a.num_selected));
-  if (a.fusion.norm_w != nullptr)   // the block stages the normalized x: cols floats of shared memory
-    launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps, true>, grid, dim3(kThreadsPerBlock),
-                  static_cast<size_t>(a.cols) * sizeof(float), stream, a.programmatic, params_of(a));
+  if (a.fusion.norm_w != nullptr)
+    launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps, true>, grid, dim3(kThreadsPerBlock), 0, stream,
+                  a.programmatic, params_of(a));
   else
     launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps>, grid, dim3(kThreadsPerBlock), 0, stream,
                   a.programmatic, params_of(a));

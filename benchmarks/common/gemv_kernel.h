@@ -40,8 +40,7 @@ struct RopeCacheOut {
 struct GemvFusion {
   // RMSNorm prologue: when set, x is a residual stream h and the kernel computes W . rms_norm(h) with
   // rms_norm(h) = h * rsqrt(mean(h^2) + norm_eps) * norm_w (bf16, cols elements), in fp32: the
-  // normalized x is not rounded to bf16 as the unfused norm kernel's output is. Each block stages
-  // h * norm_w in shared memory: cols <= 12288, one x for every slice (x_stride 0).
+  // normalized x is not rounded to bf16 as the unfused norm kernel's output is.
   const void* norm_w = nullptr;
   float norm_eps = 1e-5f;
   GemvEpilogue epilogue = GemvEpilogue::kStore;

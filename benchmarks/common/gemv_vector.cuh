@@ -57,17 +57,6 @@ template <typename T>
 struct XChunk {
   static constexpr int kElems = kVectorBytes / sizeof(T);
   float v[kElems];
-  // From the block's staged fp32 x (the RMSNorm prologue).
-  __device__ __forceinline__ void load(const float* staged) {
-#pragma unroll
-    for (int i = 0; i < kElems; i += 4) {
-      const float4 f = *reinterpret_cast<const float4*>(staged + i);
-      v[i] = f.x;
-      v[i + 1] = f.y;
-      v[i + 2] = f.z;
-      v[i + 3] = f.w;
-    }
-  }
   __device__ __forceinline__ void load(const __nv_bfloat16* x) {
 #pragma unroll
     for (int q = 0; q < kElems / 8; ++q) {
@@ -80,6 +69,18 @@ struct XChunk {
         v[8 * q + 2 * i + 1] = f.y;
       }
     }
+  }
+  // The RMSNorm prologue: adds the squares of x to sum_sq, then multiplies x by the norm's weights g.
+  __device__ __forceinline__ void apply_norm(const __nv_bfloat16* g, float& sum_sq) {
+    XChunk<T> w;
+    w.load(g);
+    float sq[4] = {};   // four short chains: one long chain of kElems FMAs would bound the int8 loop
+#pragma unroll
+    for (int i = 0; i < kElems; ++i) {
+      sq[i % 4] = fmaf(v[i], v[i], sq[i % 4]);
+      v[i] *= w.v[i];
+    }
+    sum_sq += (sq[0] + sq[1]) + (sq[2] + sq[3]);
   }
 };
 
@@ -185,42 +186,17 @@ __device__ __forceinline__ void store_rope_cache(const Params& p, const Epilogue
   dst[1] = __float2bfloat16(o1);
 }
 
-// The RMSNorm prologue: stages h * g (fp32) of the whole row of x in the block's shared memory and
-// returns rsqrt(mean(h^2) + eps). REQUIRES: every thread of the block calls it; cols a multiple of 8.
-__device__ __forceinline__ float stage_normed_x(const Params& p, const __nv_bfloat16* h, float* staged) {
-  __shared__ float warp_sq[kWarpsPerBlock];
-  float sq[2] = {};
-  for (int64_t i = static_cast<int64_t>(threadIdx.x) * 8; i < p.cols; i += int64_t{kThreadsPerBlock} * 8) {
-    XChunk<__nv_bfloat16> hv, gv;
-    hv.load(h + i);
-    gv.load(p.norm_w + i);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      sq[e % 2] = fmaf(hv.v[e], hv.v[e], sq[e % 2]);
-      staged[i + e] = hv.v[e] * gv.v[e];
-    }
-  }
-  const float warp_total = warp_sum(sq[0] + sq[1]);
-  if (threadIdx.x % kWarpSize == 0) warp_sq[threadIdx.x / kWarpSize] = warp_total;
-  __syncthreads();   // staged and warp_sq complete
-  float total = 0.f;
-#pragma unroll
-  for (int w = 0; w < kWarpsPerBlock; ++w) total += warp_sq[w];
-  return rsqrtf(total / static_cast<float>(p.cols) + p.norm_eps);
-}
-
 // 16-byte path (see the top). REQUIRES: the layout rules of gemv_vectorizable; kRows == 2 for the
-// kSwiglu and kRopeCache epilogues. kNormInput: the RMSNorm prologue (x is the residual stream h; the
-// block stages h * g in shared memory, cols floats of dynamic shared memory, once, and scales its
-// results by the norm's rsqrt at the end). kSwiglu: a group's two rows are o and o + rows / 2 (grid over
-// rows / 2 output rows).
+// kSwiglu and kRopeCache epilogues. kNormInput: the RMSNorm prologue (x is the residual stream; each
+// group sums the squares of the x it reads, the whole row of x, and scales its results at the end).
+// kSwiglu: a group's two rows are o and o + rows / 2 (grid over rows / 2 output rows).
 template <typename T, int kGroup, int kRows, int kSteps, bool kNormInput = false>
 __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   static_assert(kWarpsPerBlock % kGroup == 0, "a block holds whole row groups");
   constexpr int kElems = XChunk<T>::kElems;
   constexpr int64_t kStride = int64_t{kGroup} * kWarpSize * kElems;
-  __shared__ float partial[kWarpsPerBlock][kRows];
-  extern __shared__ float staged_x[];   // kNormInput: h * g
+  constexpr int kSums = kRows + (kNormInput ? 1 : 0);   // the rows' sums, then x's sum of squares
+  __shared__ float partial[kWarpsPerBlock][kSums];
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int group_warp = warp % kGroup;
   const int64_t group_index = static_cast<int64_t>(blockIdx.x) * (kWarpsPerBlock / kGroup) + warp / kGroup;
@@ -238,7 +214,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   const T* w = static_cast<const T*>(p.w) + (expert < 0 ? 0 : expert) * p.expert_stride + first_row * p.row_stride;
   const bool reads = has_rows && expert >= 0;
   const __nv_bfloat16* x = p.x + slice * p.x_stride;
-  float acc[kRows] = {};
+  float acc[kSums] = {};
   int64_t c = (static_cast<int64_t>(group_warp) * kWarpSize + lane) * kElems;
   // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them once the
   // first steps of W are on their way into L2 (a prefetch holds no registers).
@@ -252,14 +228,10 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   allow_next_launch();
   const EpilogueOperands operands =
       group_warp == 0 ? load_epilogue_operands(p, slice, first_row, rows_here, lane) : EpilogueOperands{};
-  float norm_scale = 1.f;
-  if constexpr (kNormInput) norm_scale = stage_normed_x(p, x, staged_x);
   auto load_x = [&](int64_t at) {
     XChunk<T> xc;
-    if constexpr (kNormInput)
-      xc.load(staged_x + at);
-    else
-      xc.load(x + at);
+    xc.load(x + at);
+    if constexpr (kNormInput) xc.apply_norm(p.norm_w + at, acc[kRows]);
     return xc;
   };
   for (; reads && c + (kSteps - 1) * kStride < p.cols; c += kSteps * kStride) {
@@ -281,15 +253,15 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
     for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(__ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c)), xc, acc[r]);
   }
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) acc[r] = warp_sum(acc[r]);
+  for (int r = 0; r < kSums; ++r) acc[r] = warp_sum(acc[r]);
   if constexpr (kGroup > 1) {
     if (lane == 0)
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) partial[warp][r] = acc[r];
+      for (int r = 0; r < kSums; ++r) partial[warp][r] = acc[r];
     __syncthreads();
     if (group_warp == 0)
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
+      for (int r = 0; r < kSums; ++r) {
         float total = 0.f;
 #pragma unroll
         for (int g = 0; g < kGroup; ++g) total += partial[warp + g][r];
@@ -297,9 +269,11 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
       }
   }
   if (group_warp != 0 || rows_here == 0) return;
-  if constexpr (kNormInput)
+  if constexpr (kNormInput) {
+    const float scale = rsqrtf(acc[kRows] / static_cast<float>(p.cols) + p.norm_eps);
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) acc[r] *= norm_scale;
+    for (int r = 0; r < kRows; ++r) acc[r] *= scale;
+  }
   float result[kRows];   // as the unfused kernel stores them
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
