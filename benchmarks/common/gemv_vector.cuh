@@ -46,8 +46,9 @@ struct Params {
   RopeCacheOut rope = {};
 };
 
-// Starts fetching the cache line holding `p` into L2 (no register waits for it).
+// Start fetching the cache line holding `p` into L2 or L1 (no register waits for it).
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+__device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
 
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_float(int8_t v) { return static_cast<float>(v); }
@@ -224,6 +225,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
         if (c + s * kStride < p.cols) prefetch_l2(w + row_off[r] + c + s * kStride);
+  // The rows' scales, read at the group's end: fetched into L1 now, so that the end waits for L1, not DRAM.
+  if (reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
+    prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
   wait_for_inputs();
   allow_next_launch();
   const EpilogueOperands operands =
