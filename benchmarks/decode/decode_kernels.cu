@@ -68,6 +68,18 @@ __device__ __forceinline__ void add_scaled(float (&acc)[8], float p, uint4 raw) 
 // One block per (head, chunk of positions); see decode_kernels.h. Every load of the chunk (q, the K rows,
 // the V rows) is issued before any arithmetic: the block waits one memory latency, not three.
 __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionArgs a) {
+  {   // The chunk's K and V rows start towards L2 before the position is known (L2 stays coherent with
+      // the row the kernel before writes): the loads below then wait on L2, not DRAM. Chunks past the
+      // position fetch rows nobody reads -- cheaper than a second round trip for every chunk.
+    const int64_t group = blockIdx.x / (a.n_heads / a.n_kv_heads), row_bytes = a.head_dim * 2;
+    const int64_t rows = a.max_len - blockIdx.y * kAttentionChunk < kAttentionChunk ? a.max_len - blockIdx.y * kAttentionChunk
+                                                                                   : kAttentionChunk;
+    const int64_t offset = (group * a.max_len + blockIdx.y * kAttentionChunk) * row_bytes;
+    for (int64_t byte = threadIdx.x * 128; byte < rows * row_bytes; byte += kAttentionThreads * 128) {
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const char*>(a.k_cache) + offset + byte));
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const char*>(a.v_cache) + offset + byte));
+    }
+  }
   wait_for_inputs();
   allow_next_launch();
   const int64_t head = blockIdx.x, chunk = blockIdx.y, len = *a.pos + 1, first = chunk * kChunk;
