@@ -35,7 +35,6 @@ Params params_of(const GemvArgs& a) {
                 a.row_scale_expert_stride,
                 static_cast<const __nv_bfloat16*>(a.fusion.norm_w),
                 a.fusion.norm_eps,
-                a.fusion.epilogue,
                 a.fusion.rope};
 }
 
@@ -61,17 +60,38 @@ std::string fusion_error(const GemvArgs& a, bool vectorized) {
   return "";
 }
 
+// The kernel of one configuration, prologue and epilogue: fusions are template parameters, so the plain
+// GEMV runs none of their code.
+template <typename T, int kGroup, int kRows, int kSteps, bool kNorm, GemvEpilogue kEpilogue>
+void launch_fused(const GemvArgs& a, cudaStream_t stream) {
+  const dim3 grid(gemv::vector_blocks<kGroup, kRows>(a.rows), static_cast<unsigned>(a.num_selected));
+  launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps, kNorm, kEpilogue>, grid, dim3(kThreadsPerBlock), 0,
+                stream, a.programmatic, params_of(a));
+}
+
+template <typename T, int kGroup, int kRows, int kSteps, bool kNorm>
+void launch_epilogue(const GemvArgs& a, cudaStream_t stream) {
+  switch (a.fusion.epilogue) {
+    case GemvEpilogue::kStore: return launch_fused<T, kGroup, kRows, kSteps, kNorm, GemvEpilogue::kStore>(a, stream);
+    case GemvEpilogue::kAddToY: return launch_fused<T, kGroup, kRows, kSteps, kNorm, GemvEpilogue::kAddToY>(a, stream);
+    case GemvEpilogue::kSwiglu:
+    case GemvEpilogue::kRopeCache:
+      if constexpr (kRows == 2) {
+        if (a.fusion.epilogue == GemvEpilogue::kSwiglu)
+          return launch_fused<T, kGroup, kRows, kSteps, kNorm, GemvEpilogue::kSwiglu>(a, stream);
+        return launch_fused<T, kGroup, kRows, kSteps, kNorm, GemvEpilogue::kRopeCache>(a, stream);
+      }
+  }
+  throw Error("launch_gemv: the paired epilogues need a configuration of two rows a group");
+}
+
 // One vector-path configuration: row groups of kGroup warps, kRows rows each, kSteps column steps in flight.
-// With the RMSNorm prologue when a.fusion.norm_w is set.
 template <typename T, int kGroup, int kRows, int kSteps>
 void launch_vector(const GemvArgs& a, cudaStream_t stream) {
-  const dim3 grid(gemv::vector_blocks<kGroup, kRows>(a.rows), static_cast<unsigned>(a.num_selected));
   if (a.fusion.norm_w != nullptr)
-    launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps, true>, grid, dim3(kThreadsPerBlock), 0, stream,
-                  a.programmatic, params_of(a));
+    launch_epilogue<T, kGroup, kRows, kSteps, true>(a, stream);
   else
-    launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps>, grid, dim3(kThreadsPerBlock), 0, stream,
-                  a.programmatic, params_of(a));
+    launch_epilogue<T, kGroup, kRows, kSteps, false>(a, stream);
 }
 
 template <typename T>

@@ -38,11 +38,10 @@ struct Params {
   int64_t expert_stride, num_experts;
   const __nv_bfloat16* row_scale;
   int64_t row_scale_expert_stride;
-  // Fusions (gemv_kernel.h): the RMSNorm prologue's weights (with kNormInput), the epilogue, its RoPE
-  // tables and caches.
+  // Fusions (gemv_kernel.h; which ones run is the kernel's template): the RMSNorm prologue's weights,
+  // the RoPE epilogue's tables and caches.
   const __nv_bfloat16* norm_w = nullptr;
   float norm_eps = 0.f;
-  GemvEpilogue epilogue = GemvEpilogue::kStore;
   RopeCacheOut rope = {};
 };
 
@@ -151,12 +150,13 @@ struct EpilogueOperands {
   float y_old = 0.f, cos = 1.f, sin = 0.f;
   int64_t pos = 0;
 };
+template <GemvEpilogue kEpilogue>
 __device__ __forceinline__ EpilogueOperands load_epilogue_operands(const Params& p, int64_t slice, int64_t first_row,
                                                                    int rows_here, int lane) {
   EpilogueOperands o;
-  if (p.epilogue == GemvEpilogue::kAddToY && lane < rows_here)
+  if (kEpilogue == GemvEpilogue::kAddToY && lane < rows_here)
     o.y_old = __bfloat162float(p.y[slice * p.rows + first_row + lane]);
-  if (p.epilogue == GemvEpilogue::kRopeCache && lane == 0 && rows_here > 0) {
+  if (kEpilogue == GemvEpilogue::kRopeCache && lane == 0 && rows_here > 0) {
     const RopeCacheOut& r = p.rope;
     o.pos = *r.pos;
     if (first_row < r.q_rows + r.kv_rows) {   // q and k rows rotate, v rows do not
@@ -191,7 +191,8 @@ __device__ __forceinline__ void store_rope_cache(const Params& p, const Epilogue
 // kSwiglu and kRopeCache epilogues. kNormInput: the RMSNorm prologue (x is the residual stream; each
 // group sums the squares of the x it reads, the whole row of x, and scales its results at the end).
 // kSwiglu: a group's two rows are o and o + rows / 2 (grid over rows / 2 output rows).
-template <typename T, int kGroup, int kRows, int kSteps, bool kNormInput = false>
+template <typename T, int kGroup, int kRows, int kSteps, bool kNormInput = false,
+          GemvEpilogue kEpilogue = GemvEpilogue::kStore>
 __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   static_assert(kWarpsPerBlock % kGroup == 0, "a block holds whole row groups");
   constexpr int kElems = XChunk<T>::kElems;
@@ -201,7 +202,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int group_warp = warp % kGroup;
   const int64_t group_index = static_cast<int64_t>(blockIdx.x) * (kWarpsPerBlock / kGroup) + warp / kGroup;
-  const bool paired = p.epilogue == GemvEpilogue::kSwiglu;
+  static_assert(kRows == 2 || (kEpilogue != GemvEpilogue::kSwiglu && kEpilogue != GemvEpilogue::kRopeCache),
+                "the paired epilogues take two rows a group");
+  constexpr bool paired = kEpilogue == GemvEpilogue::kSwiglu;
   const int64_t first_row = paired ? group_index : group_index * kRows, row_step = paired ? p.rows / 2 : 1;
   const int64_t slice = blockIdx.y;
   const bool has_rows = first_row < (paired ? row_step : p.rows);   // uniform across the group; a group without rows still syncs
@@ -230,8 +233,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
     prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
   wait_for_inputs();
   allow_next_launch();
-  const EpilogueOperands operands =
-      group_warp == 0 ? load_epilogue_operands(p, slice, first_row, rows_here, lane) : EpilogueOperands{};
+  EpilogueOperands operands;
+  if constexpr (kEpilogue == GemvEpilogue::kAddToY || kEpilogue == GemvEpilogue::kRopeCache)
+    if (group_warp == 0) operands = load_epilogue_operands<kEpilogue>(p, slice, first_row, rows_here, lane);
   auto load_x = [&](int64_t at) {
     XChunk<T> xc;
     xc.load(x + at);
@@ -283,9 +287,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   for (int r = 0; r < kRows; ++r)
     result[r] = __bfloat162float(expert < 0 ? nan_bf16() : finish_row(p, expert, first_row + r * row_step, acc[r]));
   if constexpr (kRows == 2) {
-    if (p.epilogue == GemvEpilogue::kSwiglu || p.epilogue == GemvEpilogue::kRopeCache) {
+    if constexpr (kEpilogue == GemvEpilogue::kSwiglu || kEpilogue == GemvEpilogue::kRopeCache) {
       if (lane != 0) return;
-      if (paired)
+      if constexpr (paired)
         store_swiglu(p, slice, first_row, result[0], result[1]);
       else
         store_rope_cache(p, operands, first_row, result[0], result[1]);
@@ -298,7 +302,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   for (int r = 1; r < kRows; ++r)
     if (lane == r) mine = result[r];
   __nv_bfloat16* y = p.y + slice * p.rows + first_row + lane;
-  if (p.epilogue == GemvEpilogue::kAddToY) mine += operands.y_old;
+  if constexpr (kEpilogue == GemvEpilogue::kAddToY) mine += operands.y_old;
   *y = __float2bfloat16(mine);
 }
 
