@@ -477,3 +477,17 @@ def test_real_cpu_profiler_trace(tmp_path):
     r = tu.analyze(trace)
     busy, mm_busy, n, _ = seed.seed_figures(trace["traceEvents"])
     assert r.kernel_count == n > 0 and r.busy_us == busy and r.mm_busy_us == mm_busy
+
+
+def test_trace_kernels_groups_kernels_by_name_largest_first(tmp_path):
+    """verify/trace_kernels.py: launches, mean time and share per kernel name; CPU events ignored."""
+    events = [{"ph": "X", "cat": "kernel", "name": "gemv", "ts": 0, "dur": 30.0},
+              {"ph": "X", "cat": "kernel", "name": "gemv", "ts": 40, "dur": 10.0},
+              {"ph": "X", "cat": "kernel", "name": "attention", "ts": 60, "dur": 60.0},
+              {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 500.0}]
+    (tmp_path / "case.trace.json").write_text(json.dumps({"traceEvents": events}))
+    out = subprocess.run([sys.executable, str(VERIFY / "trace_kernels.py"), str(tmp_path)], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out[0] == "case.trace.json: 3 kernels, 100 us"
+    assert out[1].split() == ["1", "x", "60.00", "us", "=", "60.0%", "attention"]
+    assert out[2].split() == ["2", "x", "20.00", "us", "=", "40.0%", "gemv"]
