@@ -9,6 +9,12 @@
 // chunk for all of the group's rows), and sum with warp shuffles, then across the group's warps in
 // shared memory. W is streamed past L1 (__ldcs); x is re-read by every group from L1/L2.
 //
+// Fusions (GemvFusion, template parameters so that the plain GEMV carries none of their code): the
+// RMSNorm prologue multiplies each x chunk by the norm's weights and sums its squares, the scale applied
+// to the group's sums at the end; the epilogues add into y, or pair a group's two rows (SwiGLU: rows o
+// and o + rows / 2; RoPE: rows 2i and 2i + 1, stored to q or the caches). Operands an epilogue reads
+// (old y, position, rotation, the int8 rows' scales) are fetched before the row loop.
+//
 // Programmatic dependent launch (sm_90): the kernel prefetches its first steps of W into L2, then waits for the
 // kernels it depends on (griddepcontrol.wait: nothing it reads besides W and the scales may be ready
 // before), then lets the next kernel launch (griddepcontrol.launch_dependents). Launched without the
