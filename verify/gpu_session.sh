@@ -159,7 +159,14 @@ step_replay() {
   log "replay pytest rc $?: $(tail -1 "$out/replay_pytest.txt")"
 }
 
-log "$(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), sha $(cat .opbench_sha 2>/dev/null)"
+# The sha the binaries record: .opbench_sha when the tree was copied here with it, else git's HEAD, which a
+# copied tree's .git may hold stale (say so: every result would carry the wrong commit).
+if [ -s .opbench_sha ]; then
+  sha=$(cat .opbench_sha)
+else
+  sha="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown) (git HEAD: no .opbench_sha; stale if this tree was copied)"
+fi
+log "$(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), sha $sha"
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager compile ncu graph aa trace rows replay collective)
 for s in "${steps[@]}"; do log "step $s"; "step_$s"; done
