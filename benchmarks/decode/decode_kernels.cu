@@ -17,25 +17,6 @@ using bf16 = __nv_bfloat16;
 
 __device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
 
-// Sum (or max) over the block; every thread gets the result. `scratch` holds one float per warp.
-template <bool kMax>
-__device__ float block_reduce(float v, float* scratch) {
-  for (int o = kWarp / 2; o > 0; o /= 2) {
-    float other = __shfl_xor_sync(0xffffffffu, v, o);
-    v = kMax ? fmaxf(v, other) : v + other;
-  }
-  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
-  __syncthreads();   // scratch may still be read by a previous reduction
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < warps ? scratch[lane] : (kMax ? -INFINITY : 0.f);
-  for (int o = kWarp / 2; o > 0; o /= 2) {
-    float other = __shfl_xor_sync(0xffffffffu, v, o);
-    v = kMax ? fmaxf(v, other) : v + other;
-  }
-  return v;
-}
-
 __global__ void residual_add(ResidualAddArgs a) {
   wait_for_inputs();
   allow_next_launch();
