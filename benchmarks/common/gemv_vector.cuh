@@ -51,9 +51,6 @@ struct Params {
   RopeCacheOut rope = {};
 };
 
-// Start fetching the cache line holding `p` into L2 or L1 (no register waits for it).
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
-__device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
 
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_float(int8_t v) { return static_cast<float>(v); }

@@ -29,6 +29,11 @@ __device__ __forceinline__ void allow_next_launch() {
 #endif
 }
 
+// Start fetching the cache line holding `p` into L2 or L1; no register waits for it. What a kernel reads
+// that no earlier kernel writes (weights) may be fetched so before wait_for_inputs.
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+__device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
+
 // True when the current device supports programmatic dependent launch (compute capability >= 9.0).
 // Read once per device: the decode step asks on every launch.
 inline bool programmatic_launch_supported() {

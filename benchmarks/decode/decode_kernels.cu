@@ -57,8 +57,8 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
                                                                                    : kAttentionChunk;
     const int64_t offset = (group * a.max_len + blockIdx.y * kAttentionChunk) * row_bytes;
     for (int64_t byte = threadIdx.x * 128; byte < rows * row_bytes; byte += kAttentionThreads * 128) {
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const char*>(a.k_cache) + offset + byte));
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const char*>(a.v_cache) + offset + byte));
+      prefetch_l2(static_cast<const char*>(a.k_cache) + offset + byte);
+      prefetch_l2(static_cast<const char*>(a.v_cache) + offset + byte);
     }
   }
   wait_for_inputs();
