@@ -3,8 +3,8 @@
 #include "decode/own_step.h"
 
 #include <ATen/ops/empty.h>
-#include <ATen/ops/zeros.h>
 #include <ATen/ops/index_select.h>
+#include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include "decode/decode_kernels.h"
