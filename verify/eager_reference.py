@@ -12,6 +12,7 @@ a stop event, synchronize. The figure is the median over --samples samples.
 exit 1 when any case differs by more than the tolerance.
 """
 import argparse
+import ctypes
 import json
 import statistics
 import pathlib
@@ -25,15 +26,27 @@ import opbench_results
 
 class Flush:
     """Reads a zeroed buffer of 2x L2 on the current stream (a sum into one float), as bench_ops' flush
-    reads its buffer: afterwards L2 holds only clean lines of it."""
+    reads its buffer: afterwards L2 holds only clean lines of it. Lines an earlier kernel read with an L2
+    evict_last hint (inductor reads x so) survive such a read; bench_ops' flush demotes them on the
+    device, this one first sets them back to normal priority from the host (cuCtxResetPersistingL2Cache:
+    the GPU is idle or spinning in the hold then, so nothing else is touched)."""
 
     def __init__(self):
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
         self.buffer = torch.zeros(2 * l2 // 4, dtype=torch.float32, device="cuda")
         self.sink = torch.zeros((), dtype=torch.float32, device="cuda")
+        self._reset = ctypes.CDLL("libcuda.so.1").cuCtxResetPersistingL2Cache
 
     def flush(self):
+        status = self._reset()
+        if status != 0:
+            raise RuntimeError(f"cuCtxResetPersistingL2Cache failed: CUresult {status}")
         torch.sum(self.buffer, dim=0, out=self.sink)
+
+
+# GPU cycles of the hold before each sample: ~1 ms, longer than a compiled function's Python dispatch
+# (100 us was not always: inductor's 1024-wide cases once read 5x slow).
+HOLD_CYCLES = 2_000_000
 
 
 def time_eager(fn, samples, flush):
@@ -43,7 +56,7 @@ def time_eager(fn, samples, flush):
     torch.cuda.synchronize()
     times_us = []
     for _ in range(samples):
-        torch.cuda._sleep(200_000)  # ~100 us of GPU spin: the op is enqueued before the GPU gets there
+        torch.cuda._sleep(HOLD_CYCLES)  # the op is enqueued before the GPU gets there
         flush.flush()
         start.record()
         fn()
