@@ -13,9 +13,9 @@
 namespace opbench::kernels {
 namespace {
 
-using gemv::kThreadsPerBlock;
+using gemv::kScalarWarps;
 using gemv::kVectorBytes;
-using gemv::kWarpsPerBlock;
+using gemv::kWarpSize;
 using gemv::Params;
 
 bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
@@ -60,60 +60,78 @@ std::string fusion_error(const GemvArgs& a, bool vectorized) {
   return "";
 }
 
-// The kernel of one configuration, prologue and epilogue: fusions are template parameters, so the plain
-// GEMV runs none of their code.
-template <typename T, int kGroup, int kRows, int kSteps, bool kNorm, GemvEpilogue kEpilogue>
+// One vector-path configuration (gemv_vector.cuh): blocks of kWarps warps in row groups of kGroup warps,
+// kRows rows a group, kSteps column steps in flight.
+template <int kWarps, int kGroup, int kRows, int kSteps>
+struct Config {
+  static constexpr int warps = kWarps, group = kGroup, rows = kRows, steps = kSteps;
+};
+
+// The kernel of one configuration, prologue and epilogue: fusions and the prefetch are template
+// parameters, so the plain GEMV runs none of their code.
+template <typename T, typename C, bool kPrefetch, bool kNorm, GemvEpilogue kEpilogue>
 void launch_fused(const GemvArgs& a, cudaStream_t stream) {
-  const dim3 grid(gemv::vector_blocks<kGroup, kRows>(a.rows), static_cast<unsigned>(a.num_selected));
-  launch_kernel(gemv::vector_kernel<T, kGroup, kRows, kSteps, kNorm, kEpilogue>, grid, dim3(kThreadsPerBlock), 0,
-                stream, a.programmatic, params_of(a));
+  const dim3 grid(gemv::vector_blocks<C::warps, C::group, C::rows>(a.rows), static_cast<unsigned>(a.num_selected));
+  launch_kernel(gemv::vector_kernel<T, C::warps, C::group, C::rows, C::steps, kPrefetch, kNorm, kEpilogue>, grid,
+                dim3(C::warps * kWarpSize), 0, stream, a.programmatic, params_of(a));
 }
 
-template <typename T, int kGroup, int kRows, int kSteps, bool kNorm>
+template <typename T, typename C, bool kPrefetch, bool kNorm>
 void launch_epilogue(const GemvArgs& a, cudaStream_t stream) {
   switch (a.fusion.epilogue) {
-    case GemvEpilogue::kStore: return launch_fused<T, kGroup, kRows, kSteps, kNorm, GemvEpilogue::kStore>(a, stream);
-    case GemvEpilogue::kAddToY: return launch_fused<T, kGroup, kRows, kSteps, kNorm, GemvEpilogue::kAddToY>(a, stream);
+    case GemvEpilogue::kStore: return launch_fused<T, C, kPrefetch, kNorm, GemvEpilogue::kStore>(a, stream);
+    case GemvEpilogue::kAddToY: return launch_fused<T, C, kPrefetch, kNorm, GemvEpilogue::kAddToY>(a, stream);
     case GemvEpilogue::kSwiglu:
     case GemvEpilogue::kRopeCache:
-      if constexpr (kRows == 2) {
+      if constexpr (C::rows == 2) {
         if (a.fusion.epilogue == GemvEpilogue::kSwiglu)
-          return launch_fused<T, kGroup, kRows, kSteps, kNorm, GemvEpilogue::kSwiglu>(a, stream);
-        return launch_fused<T, kGroup, kRows, kSteps, kNorm, GemvEpilogue::kRopeCache>(a, stream);
+          return launch_fused<T, C, kPrefetch, kNorm, GemvEpilogue::kSwiglu>(a, stream);
+        return launch_fused<T, C, kPrefetch, kNorm, GemvEpilogue::kRopeCache>(a, stream);
       }
   }
   throw Error("launch_gemv: the paired epilogues need a configuration of two rows a group");
 }
 
-// One vector-path configuration: row groups of kGroup warps, kRows rows each, kSteps column steps in flight.
-template <typename T, int kGroup, int kRows, int kSteps>
-void launch_vector(const GemvArgs& a, cudaStream_t stream) {
+// W is prefetched into L2 before the wait only by a programmatic launch (gemv_vector.cuh says why).
+template <typename T, typename C, bool kPrefetch>
+void launch_prologue(const GemvArgs& a, cudaStream_t stream) {
   if (a.fusion.norm_w != nullptr)
-    launch_epilogue<T, kGroup, kRows, kSteps, true>(a, stream);
+    launch_epilogue<T, C, kPrefetch, true>(a, stream);
   else
-    launch_epilogue<T, kGroup, kRows, kSteps, false>(a, stream);
+    launch_epilogue<T, C, kPrefetch, false>(a, stream);
+}
+
+template <typename T, typename C>
+void launch_vector(const GemvArgs& a, cudaStream_t stream) {
+  if (a.programmatic && programmatic_launch_supported())
+    launch_prologue<T, C, true>(a, stream);
+  else
+    launch_prologue<T, C, false>(a, stream);
 }
 
 template <typename T>
 void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
+  const int64_t row_bytes = a.cols * static_cast<int64_t>(sizeof(T));
   if (!vectorized) {
-    const dim3 grid(static_cast<unsigned>((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock),
+    const dim3 grid(static_cast<unsigned>((a.rows + kScalarWarps - 1) / kScalarWarps),
                     static_cast<unsigned>(a.num_selected));
-    launch_kernel(gemv::scalar_kernel<T>, grid, dim3(kThreadsPerBlock), 0, stream, a.programmatic, params_of(a));
+    launch_kernel(gemv::scalar_kernel<T>, grid, dim3(kScalarWarps * kWarpSize), 0, stream, a.programmatic,
+                  params_of(a));
   } else if (sizeof(T) == 2) {
-    // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune): rows of up to 8 KB
-    // by groups of 4 warps, 2 rows x 2 steps in flight; longer rows by a whole block per row, 4 steps.
-    // The paired epilogues need two rows a group: a block per 2 rows then.
-    if (a.cols * 2 <= 8192)
-      launch_vector<T, 4, 2, 2>(a, stream);
-    else if (pairs_rows(a))
-      launch_vector<T, 8, 2, 2>(a, stream);
+    // Tuned on the H100 (verify/tune and its exploration, results/NVIDIA_H100_80GB_HBM3/kernel_tune):
+    // rows of up to 4 KB by groups of 4 warps, 2 rows x 2 steps in flight; up to 8 KB a row per 8-warp
+    // block, 2 steps; longer rows a row per 16-warp block, 2 steps. The paired epilogues need two rows a
+    // group: groups of 4 warps then.
+    if (row_bytes <= 4096 || pairs_rows(a))
+      launch_vector<T, Config<8, 4, 2, 2>>(a, stream);
+    else if (row_bytes <= 8192)
+      launch_vector<T, Config<8, 8, 1, 2>>(a, stream);
     else
-      launch_vector<T, 8, 1, 4>(a, stream);
-  } else if (a.cols < 12288) {
-    launch_vector<T, 2, 2, 2>(a, stream);   // int8 rows under 12 KB: groups of 2 warps, 2 rows x 2 steps
+      launch_vector<T, Config<16, 16, 1, 2>>(a, stream);
+  } else if (row_bytes < 8192) {
+    launch_vector<T, Config<8, 2, 2, 2>>(a, stream);   // int8 rows under 8 KB: groups of 2 warps, 2 rows x 2 steps
   } else {
-    launch_vector<T, 8, 2, 2>(a, stream);   // longer int8 rows: a block per 2 rows
+    launch_vector<T, Config<4, 4, 2, 2>>(a, stream);   // longer int8 rows: a 4-warp block per 2 rows
   }
 }
 
@@ -138,7 +156,7 @@ void launch_gemv(const GemvArgs& a, cudaStream_t stream) {
   if (a.x_stride != 0 && a.x_stride < a.cols) invalid("x_stride < cols");
   if (a.row_scale_expert_stride != 0 && (a.expert_idx == nullptr || a.row_scale_expert_stride < a.rows))
     invalid("row_scale_expert_stride needs expert_idx and >= rows");
-  if ((a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock > 0x7fffffff) invalid("too many rows");
+  if ((a.rows + kScalarWarps - 1) / kScalarWarps > 0x7fffffff) invalid("too many rows");
   const bool vectorized = gemv_vectorizable(a);
   if (const std::string why = fusion_error(a, vectorized); !why.empty()) invalid(why);
   if (a.w_type == WeightType::kInt8)

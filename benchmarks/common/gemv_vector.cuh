@@ -1,7 +1,7 @@
 // The device code of opbench's GEMV (gemv_kernel.h says what it computes; gemv_kernel.cu launches it),
 // a header so that verify/tune/kernel_tune.cu can time every configuration. Include only from .cu files.
 //
-// Mapping: a block of kWarpsPerBlock warps is split into row groups of kGroup warps; a group computes
+// Mapping: a block of kWarps warps is split into row groups of kGroup warps; a group computes
 // kRows consecutive output rows (grid.x covers the rows), grid.y one slice per selected expert (1 for a
 // plain GEMV). The kGroup x 32 lanes of a group read consecutive 16-byte chunks of each of its rows (a
 // group step covers kGroup x 512 contiguous bytes of a row), kSteps steps of all kRows rows in flight
@@ -13,12 +13,14 @@
 // RMSNorm prologue multiplies each x chunk by the norm's weights and sums its squares, the scale applied
 // to the group's sums at the end; the epilogues add into y, or pair a group's two rows (SwiGLU: rows o
 // and o + rows / 2; RoPE: rows 2i and 2i + 1, stored to q or the caches). Operands an epilogue reads
-// (old y, position, rotation, the int8 rows' scales) are fetched before the row loop.
+// (old y, position, rotation; with kPrefetch the int8 rows' scales) are fetched before the row loop.
 //
-// Programmatic dependent launch (sm_90): the kernel prefetches its first steps of W into L2, then waits for the
-// kernels it depends on (griddepcontrol.wait: nothing it reads besides W and the scales may be ready
-// before), then lets the next kernel launch (griddepcontrol.launch_dependents). Launched without the
-// attribute, both instructions return at once.
+// Programmatic dependent launch (sm_90): with kPrefetch the kernel prefetches its first steps of W into L2,
+// then waits for the kernels it depends on (griddepcontrol.wait: nothing it reads besides W and the scales
+// may be ready before), then lets the next kernel launch (griddepcontrol.launch_dependents). Launched
+// without the attribute, both instructions return at once. The prefetch is a template parameter because
+// it only pays where the wait does: an ordinary launch with it ran up to 8% slower on the H100 (int8
+// rows: the prefetch addresses held registers, so fewer blocks fit an SM).
 #pragma once
 #include <cuda_bf16.h>
 
@@ -30,8 +32,7 @@
 namespace opbench::kernels::gemv {
 
 constexpr int kWarpSize = 32;
-constexpr int kWarpsPerBlock = 8;
-constexpr int kThreadsPerBlock = kWarpSize * kWarpsPerBlock;
+constexpr int kScalarWarps = 8;   // scalar_kernel's block
 constexpr int kVectorBytes = 16;
 
 struct Params {
@@ -191,20 +192,20 @@ __device__ __forceinline__ void store_rope_cache(const Params& p, const Epilogue
 }
 
 // 16-byte path (see the top). REQUIRES: the layout rules of gemv_vectorizable; kRows == 2 for the
-// kSwiglu and kRopeCache epilogues. kNormInput: the RMSNorm prologue (x is the residual stream; each
+// kSwiglu and kRopeCache epilogues; blocks of kWarps warps. kNormInput: the RMSNorm prologue (x is the residual stream; each
 // group sums the squares of the x it reads, the whole row of x, and scales its results at the end).
 // kSwiglu: a group's two rows are o and o + rows / 2 (grid over rows / 2 output rows).
-template <typename T, int kGroup, int kRows, int kSteps, bool kNormInput = false,
+template <typename T, int kWarps, int kGroup, int kRows, int kSteps, bool kPrefetch = false, bool kNormInput = false,
           GemvEpilogue kEpilogue = GemvEpilogue::kStore>
-__global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
-  static_assert(kWarpsPerBlock % kGroup == 0, "a block holds whole row groups");
+__global__ void __launch_bounds__(kWarps * kWarpSize) vector_kernel(Params p) {
+  static_assert(kWarps % kGroup == 0, "a block holds whole row groups");
   constexpr int kElems = XChunk<T>::kElems;
   constexpr int64_t kStride = int64_t{kGroup} * kWarpSize * kElems;
   constexpr int kSums = kRows + (kNormInput ? 1 : 0);   // the rows' sums, then x's sum of squares
-  __shared__ float partial[kWarpsPerBlock][kSums];
+  __shared__ float partial[kWarps][kSums];
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int group_warp = warp % kGroup;
-  const int64_t group_index = static_cast<int64_t>(blockIdx.x) * (kWarpsPerBlock / kGroup) + warp / kGroup;
+  const int64_t group_index = static_cast<int64_t>(blockIdx.x) * (kWarps / kGroup) + warp / kGroup;
   static_assert(kRows == 2 || (kEpilogue != GemvEpilogue::kSwiglu && kEpilogue != GemvEpilogue::kRopeCache),
                 "the paired epilogues take two rows a group");
   constexpr bool paired = kEpilogue == GemvEpilogue::kSwiglu;
@@ -225,14 +226,14 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
   int64_t c = (static_cast<int64_t>(group_warp) * kWarpSize + lane) * kElems;
   // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them once the
   // first steps of W are on their way into L2 (a prefetch holds no registers).
-  if (reads)
+  if (kPrefetch && reads)
 #pragma unroll
     for (int s = 0; s < kSteps; ++s)
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
         if (c + s * kStride < p.cols) prefetch_l2(w + row_off[r] + c + s * kStride);
   // The rows' scales, read at the group's end: fetched into L1 now, so that the end waits for L1, not DRAM.
-  if (reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
+  if (kPrefetch && reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
     prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
   wait_for_inputs();
   allow_next_launch();
@@ -311,11 +312,11 @@ __global__ void __launch_bounds__(kThreadsPerBlock) vector_kernel(Params p) {
 
 // Any shape and alignment: one row per warp, element by element.
 template <typename T>
-__global__ void __launch_bounds__(kThreadsPerBlock) scalar_kernel(Params p) {
+__global__ void __launch_bounds__(kScalarWarps * kWarpSize) scalar_kernel(Params p) {
   wait_for_inputs();
   allow_next_launch();
   const int lane = threadIdx.x % kWarpSize;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarpSize;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kScalarWarps + threadIdx.x / kWarpSize;
   const int64_t slice = blockIdx.y;
   if (row >= p.rows) return;
   __nv_bfloat16* y = p.y + slice * p.rows + row;
@@ -332,10 +333,10 @@ __global__ void __launch_bounds__(kThreadsPerBlock) scalar_kernel(Params p) {
   if (lane == 0) *y = finish_row(p, expert, row, acc);
 }
 
-// Blocks of vector_kernel<.., kGroup, kRows, ..> for `rows` rows.
-template <int kGroup, int kRows>
+// Blocks of vector_kernel<.., kWarps, kGroup, kRows, ..> for `rows` rows.
+template <int kWarps, int kGroup, int kRows>
 inline unsigned vector_blocks(int64_t rows) {
-  constexpr int64_t kRowsPerBlock = int64_t{kWarpsPerBlock / kGroup} * kRows;
+  constexpr int64_t kRowsPerBlock = int64_t{kWarps / kGroup} * kRows;
   return static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
 }
 

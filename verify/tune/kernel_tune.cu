@@ -190,15 +190,18 @@ struct GemvConfig {
   const char* name;
   GemvLaunch bf16_launch, int8_launch;
 };
-template <typename T, int G, int R, int S>
+template <typename T, int W, int G, int R, int S>
 void launch_config(const Params& p, unsigned selected, cudaStream_t s) {
   using namespace opbench::kernels::gemv;
-  vector_kernel<T, G, R, S><<<dim3(vector_blocks<G, R>(p.rows), selected), kThreadsPerBlock, 0, s>>>(p);
+  vector_kernel<T, W, G, R, S><<<dim3(vector_blocks<W, G, R>(p.rows), selected), W * kWarpSize, 0, s>>>(p);
 }
-#define CONFIG(G, R, S) \
-  GemvConfig { "g" #G "r" #R "s" #S, launch_config<bf16, G, R, S>, launch_config<int8_t, G, R, S> }
-#define CONFIGS_OF_GROUP(G) CONFIG(G, 1, 4), CONFIG(G, 1, 8), CONFIG(G, 2, 2), CONFIG(G, 2, 4), CONFIG(G, 4, 2)
-const GemvConfig kGemvConfigs[] = {CONFIGS_OF_GROUP(1), CONFIGS_OF_GROUP(2), CONFIGS_OF_GROUP(4), CONFIGS_OF_GROUP(8)};
+// Names: w<warps a block>g<warps a row group>r<rows a group>s<steps in flight>.
+#define CONFIG(W, G, R, S) \
+  GemvConfig { "w" #W "g" #G "r" #R "s" #S, launch_config<bf16, W, G, R, S>, launch_config<int8_t, W, G, R, S> }
+const GemvConfig kGemvConfigs[] = {
+    CONFIG(8, 4, 2, 2),  CONFIG(8, 8, 1, 2),  CONFIG(8, 8, 1, 4),  CONFIG(8, 8, 2, 1),   CONFIG(8, 8, 2, 2),
+    CONFIG(8, 2, 2, 2),  CONFIG(8, 4, 4, 1),  CONFIG(16, 16, 1, 1), CONFIG(16, 16, 1, 2), CONFIG(16, 16, 2, 1),
+    CONFIG(4, 4, 2, 2),  CONFIG(4, 2, 2, 2),  CONFIG(4, 4, 1, 2),  CONFIG(2, 2, 2, 2),   CONFIG(1, 1, 2, 4)};
 
 void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
   const int64_t experts = gc.experts ? gc.experts : 1;
@@ -288,8 +291,9 @@ struct NormConfig {
 // then staged (s.b256 at 1024 vectors, s.b512 from 2048).
 const NormConfig kNormConfigs[] = {
     REG(4, true, 256, "r4s.b256"), REG(4, false, 256, "r4c.b256"), REG(8, false, 256, "r8c.b256"),
-    REG(4, true, 128, "r4s.b128"), STAGED(128, "s.b128"),          STAGED(256, "s.b256"),
-    STAGED(512, "s.b512")};
+    REG(4, true, 128, "r4s.b128"), REG(2, false, 256, "r2c.b256"), REG(1, false, 256, "r1c.b256"),
+    REG(2, true, 256, "r2s.b256"), REG(1, true, 256, "r1s.b256"), STAGED(128, "s.b128"),
+    STAGED(256, "s.b256"),         STAGED(512, "s.b512"),          STAGED(1024, "s.b1024")};
 
 // Reads every row of x twice as inductor's two-pass LayerNorm does (a block per row; the first pass with
 // an L2 evict_last policy, the second with evict_first), to see whether lines so read survive the read
