@@ -1,6 +1,7 @@
 // opbench's own RMSNorm and LayerNorm kernels on the GPU, against float64, for bf16, fp16 and fp32: on
-// aligned widths (rows of up to 1024 vectors in registers, longer rows staged in shared memory, over
-// 48 KiB too, with widths that leave a partial step of the block), on widths that are not a multiple of
+// aligned widths (rows of up to 256 vectors in registers, longer rows in two passes, up to 128 KiB, with
+// widths that leave a partial step of the block, and rows far from zero mean, where the second kernel's
+// statistics need their shift), on widths that are not a multiple of
 // the 16-byte vector and on a misaligned row start (the scalar path), with and without LayerNorm's
 // bias; and the refusal of inconsistent arguments. Skips without a CUDA device.
 #include <ATen/ATen.h>
@@ -60,11 +61,20 @@ TEST_P(NormKernels, MatchFloat64OnAlignedWidths) {
   }
 }
 
-TEST_P(NormKernels, MatchFloat64OnLongRows) {   // registers to 1024 vectors, then staged up to 8192 (128 KiB)
+TEST_P(NormKernels, MatchFloat64OnLongRows) {   // registers to 256 vectors, then two passes up to 8192 (128 KiB)
   const int64_t per = 16 / static_cast<int64_t>(c10::elementSize(dtype()));
   for (int64_t cols : {4104, 16392, 32768, 65536}) {
     SCOPED_TRACE("cols=" + std::to_string(cols));
     check(randn({9, cols}), randn({cols}), bias(cols), cols / per <= 8192);
+  }
+}
+
+// Rows of mean 100 and spread 0.1: unshifted fp32 sums of x and x^2 would lose the variance to
+// cancellation (it is 1e-6 of the mean square); the two-pass kernel sums x - x[0].
+TEST_P(NormKernels, MatchFloat64OnRowsFarFromZeroMean) {
+  for (int64_t cols : {512, 8192}) {
+    SCOPED_TRACE("cols=" + std::to_string(cols));
+    check(randn({9, cols}) * 0.1 + 100, randn({cols}), bias(cols), true);
   }
 }
 

@@ -1,12 +1,11 @@
 // The machinery of opbench's row-normalization kernels (RMSNorm, LayerNorm), shared as CUDA device
 // code. Two vector paths (the row's width a multiple of the 16-byte vector, x, weight, bias and y
-// 16-byte aligned), both reading x from memory once and computing the statistics exactly (the mean,
-// then the centered sum of squares, reduced over the row's threads):
-//  - vector_kernel, rows of up to 1024 vectors: a row per group of threads (several rows a block when
-//    rows are short), each thread's share of the row held in registers, all its loads in flight together.
-//  - staged_kernel, longer rows: a row per block, copied to shared memory with cp.async and read from
-//    there. The registers a thread needs no longer grow with the row, so more rows are in flight per SM
-//    (4 of 16384 bf16, against 2 held in registers); LayerNorm 4% faster at 16384 bf16 on the H100.
+// 16-byte aligned), both reading x from memory once:
+//  - vector_kernel, short rows: a row per group of threads (several rows a block when rows are short),
+//    each thread's share of the row held in registers, all its loads in flight together; the mean,
+//    then the centered sum of squares, reduced over the row's threads.
+//  - two_pass_kernel, longer rows: a row per block, read twice, the second time from L2; both
+//    statistics from one pass of shifted sums.
 // Scalar path: a block per row, any shape and alignment, x read per pass.
 // A Norm policy supplies the statistics and the output of one element:
 //   struct Norm { static constexpr bool kCentered;   // true: a mean is subtracted (LayerNorm)
@@ -55,14 +54,6 @@ template <bool kStreaming>
 __device__ __forceinline__ uint4 load_row(const uint4* p) { if constexpr (kStreaming) return __ldcs(p); else return *p; }
 template <bool kStreaming>
 __device__ __forceinline__ void store_row(uint4* p, uint4 v) { if constexpr (kStreaming) __stcs(p, v); else *p = v; }
-
-// A 16-byte copy from global to shared memory in flight (cached in L2 only), and the wait for the
-// calling thread's copies (visible to it after the wait).
-__device__ __forceinline__ void copy_async(uint4* shared, const uint4* global) {
-  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global) : "memory");
-}
-__device__ __forceinline__ void wait_copies() { asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory"); }
 
 // Sum of `v` over the calling thread's group of `group_threads` consecutive threads (a power of two up
 // to 32, or a multiple of 32); every thread of the group gets the total. REQUIRES: every thread of the
@@ -164,54 +155,96 @@ void launch_vector(Row<T> r, int64_t rows, int block_threads, cudaStream_t strea
   vector_kernel<T, kVec, Norm, kStreaming><<<grid, rows_per_block * group, 0, stream>>>(r, rows, group);
 }
 
-// Long rows: a row per block, staged in the block's dynamic shared memory (the row's vectors); each
-// thread copies, and later reads back, the same vectors, so no barrier separates the copy and the reads.
-template <typename T, typename Norm>
-__global__ void staged_kernel(Row<T> r) {
-  extern __shared__ uint4 stage[];
+// One 16-byte load of x with an L2 eviction policy (plain before sm_80, which has none).
+__device__ __forceinline__ uint4 load_with_policy(const uint4* p, uint64_t policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint4 v;
+  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p), "l"(policy));
+  return v;
+#else
+  (void)policy;
+  return *p;
+#endif
+}
+// L2 policies for the two passes: keep x for the second read, then let it go first.
+__device__ __forceinline__ uint64_t l2_policy(bool keep) {
+  uint64_t policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (keep)
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  else
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#else
+  (void)keep;
+#endif
+  return policy;
+}
+
+// Long rows: a row per block, read twice. The first pass (x kept in L2 with evict_last) sums x - s and
+// (x - s)^2 for a shift s, the row's first element, so that one reduction gives both statistics without
+// the cancellation of unshifted sums; the second pass reads x again, from L2, and writes y. kVec vectors
+// of each pass in flight per thread. Against holding the row in registers or shared memory, no thread
+// waits on a second reduction and the registers do not grow with the row (H100, bf16 4096 rows: LayerNorm
+// 1.7-4% faster at 8192 and 16384 than the shared-memory kernel it replaced, RMSNorm 0.5-4%).
+template <typename T, typename Norm, int kVec>
+__global__ void __launch_bounds__(512) two_pass_kernel(Row<T> r) {
   constexpr int kPer = kVectorBytes / sizeof(T);
-  const int64_t vectors = r.cols / kPer;
+  const int64_t vectors = r.cols / kPer, step = int64_t{blockDim.x} * kVec;
   const uint4* xr = reinterpret_cast<const uint4*>(r.x + blockIdx.x * r.row_stride);
-  for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x) copy_async(stage + v, xr + v);
-  wait_copies();
-  auto each = [&](auto&& f) {
-    for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
-      const uint4 q = stage[v];
-      const T* e = reinterpret_cast<const T*>(&q);
+  const float shift = Norm::kCentered ? to_f(r.x[blockIdx.x * r.row_stride]) : 0.f;
+  const uint64_t keep = l2_policy(true), drop = l2_policy(false);
+  float sum = 0.f, sum_sq = 0.f;
+  for (int64_t first = threadIdx.x; first < vectors; first += step) {
+    uint4 q[kVec];
 #pragma unroll
-      for (int k = 0; k < kPer; ++k) f(to_f(e[k]));
+    for (int i = 0; i < kVec; ++i)
+      if (first + i * blockDim.x < vectors) q[i] = load_with_policy(xr + first + i * blockDim.x, keep);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      if (first + i * blockDim.x >= vectors) continue;
+      const T* e = reinterpret_cast<const T*>(&q[i]);
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const float d = to_f(e[k]) - shift;
+        sum += d;
+        sum_sq = fmaf(d, d, sum_sq);
+      }
     }
-  };
+  }
+  const float cols = static_cast<float>(r.cols);
   float mean = 0.f;
   if constexpr (Norm::kCentered) {
-    float sum = 0.f;
-    each([&](float v) { sum += v; });
-    mean = group_sum(sum, blockDim.x) / static_cast<float>(r.cols);
+    const float shifted_mean = group_sum(sum, blockDim.x) / cols;
+    mean = shift + shifted_mean;
+    // the centered sum of squares: sum (x - s)^2 - n (mean - s)^2
+    sum_sq = fmaxf(group_sum(sum_sq, blockDim.x) - cols * shifted_mean * shifted_mean, 0.f);
+  } else {
+    sum_sq = group_sum(sum_sq, blockDim.x);
   }
-  float sum_sq = 0.f;
-  each([&](float v) { sum_sq += (v - mean) * (v - mean); });
-  const float scale = Norm::scale(group_sum(sum_sq, blockDim.x), static_cast<float>(r.cols), r.eps);
+  const float scale = Norm::scale(sum_sq, cols, r.eps);
   const bool bias = Norm::kBias && r.b;
   const uint4* w = reinterpret_cast<const uint4*>(r.w);
   const uint4* b = reinterpret_cast<const uint4*>(r.b);
   uint4* yr = reinterpret_cast<uint4*>(r.y + blockIdx.x * r.cols);
-  for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x)
-    yr[v] = out_vector<T, Norm>(stage[v], __ldg(w + v), bias ? __ldg(b + v) : uint4{}, bias, mean, scale);
+  for (int64_t first = threadIdx.x; first < vectors; first += step) {
+    uint4 q[kVec];
+#pragma unroll
+    for (int i = 0; i < kVec; ++i)
+      if (first + i * blockDim.x < vectors) q[i] = load_with_policy(xr + first + i * blockDim.x, drop);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      const int64_t v = first + i * blockDim.x;
+      if (v < vectors) yr[v] = out_vector<T, Norm>(q[i], __ldg(w + v), bias ? __ldg(b + v) : uint4{}, bias, mean, scale);
+    }
+  }
 }
-// staged_kernel on blocks of `block_threads` threads (a multiple of 32).
+// two_pass_kernel, 4 vectors a pass in flight per thread, on blocks of `block_threads` threads (a
+// multiple of 32, at most 512).
 template <typename T, typename Norm>
-void launch_staged(Row<T> r, int64_t rows, int block_threads, cudaStream_t stream) {
-  const size_t shared = static_cast<size_t>(r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)))) * kVectorBytes;
-  if (shared > 48 * 1024)   // more than a launch gets without asking (rows over 48 KiB)
-    OPBENCH_CUDA_CHECK(cudaFuncSetAttribute(staged_kernel<T, Norm>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(shared)));
-  static const bool carved = [] {   // shared memory before L1: rows in flight are what count
-    OPBENCH_CUDA_CHECK(cudaFuncSetAttribute(staged_kernel<T, Norm>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                            cudaSharedmemCarveoutMaxShared));
-    return true;
-  }();
-  (void)carved;
-  staged_kernel<T, Norm><<<static_cast<unsigned>(rows), block_threads, shared, stream>>>(r);
+void launch_two_pass(Row<T> r, int64_t rows, int block_threads, cudaStream_t stream) {
+  two_pass_kernel<T, Norm, 4><<<static_cast<unsigned>(rows), block_threads, 0, stream>>>(r);
 }
 
 template <typename T, typename Norm>
@@ -281,17 +314,14 @@ void launch(const char* who, Row<T> r, int64_t rows, cudaStream_t stream) {
   if (!vectorizable(r.x, r.w, r.b, r.y, r.cols, r.row_stride, sizeof(T))) {
     scalar_kernel<T, Norm><<<static_cast<unsigned>(rows), 256, 0, stream>>>(r);
   } else {
-    // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune/run4_*), 4 vectors a
-    // thread: rows of up to 512 vectors (4096 bf16) in registers, streamed, on blocks of 4 warps (4% faster
-    // than 8 at 4096 bf16); up to 1024 vectors in registers, cached (staged: within 1% at 8192 bf16);
-    // longer rows staged in shared memory, blocks of up to 512 threads.
+    // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune), 4 vectors a thread:
+    // rows of up to 256 vectors (2048 bf16) in registers, streamed, on blocks of 4 warps; longer rows by
+    // two passes over L2, a row per block of a quarter of the row's vectors in threads, at most 512.
     const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
-    if (vectors <= 512)
+    if (vectors <= 256)
       launch_vector<T, 4, Norm, true>(r, rows, 128, stream);
-    else if (vectors <= 1024)
-      launch_vector<T, 4, Norm, false>(r, rows, 256, stream);
     else
-      launch_staged<T, Norm>(r, rows, static_cast<int>(std::min<int64_t>(512, (vectors / 4 + 31) / 32 * 32)), stream);
+      launch_two_pass<T, Norm>(r, rows, static_cast<int>(std::min<int64_t>(512, (vectors / 4 + 31) / 32 * 32)), stream);
   }
   OPBENCH_CUDA_CHECK(cudaGetLastError());
 }

@@ -1,8 +1,9 @@
 // opbench's own LayerNorm kernel: y = (x - mean) / sqrt(var + eps) * w + b over the last dim of x
 // (rows x cols), bf16, fp16 or fp32; mean and variance in fp32 from the row held in registers (rows of
-// up to 512 16-byte vectors) or staged in shared memory (longer rows): two passes over the held row, one
-// read of x from memory; the output computed in fp32 and rounded once, as ATen's kernel does. Same
-// structure as RMSNorm's (common/row_norm.cuh).
+// up to 256 16-byte vectors: the mean, then the centered sum of squares) or from shifted sums in a first
+// pass over longer rows, whose second pass reads x from L2; one read of x from memory either way; the
+// output computed in fp32 and rounded once, as ATen's kernel does. Same structure as RMSNorm's
+// (common/row_norm.cuh).
 #pragma once
 #include <cuda_runtime_api.h>
 

@@ -1,7 +1,7 @@
 // opbench's own RMSNorm kernel: y = x * rsqrt(mean(x^2) + eps) * w over the last dim of x (rows x cols),
 // bf16, fp16 or fp32, statistics in fp32 (as Llama's reference computes them in float). The row held in
-// registers (short rows, several a block) or staged in shared memory (long rows, a block each) so x is
-// read once when its width is a multiple of the 16-byte vector and the pointers are 16-byte aligned; a
+// registers (short rows, several a block) or read twice, the second time from L2 (long rows, a block
+// each), so x is read from memory once when its width is a multiple of the 16-byte vector and the pointers are 16-byte aligned; a
 // scalar loop otherwise (common/row_norm.cuh).
 #pragma once
 #include <cuda_runtime_api.h>

@@ -269,15 +269,11 @@ bool reg_fits(int64_t vectors, bool layer) {
   return threads <= (layer ? max_threads(rn::vector_kernel<bf16, V, rn::LayerPolicy, S>)
                            : max_threads(rn::vector_kernel<bf16, V, rn::RmsPolicy, S>));
 }
-// staged_kernel (a row per block, staged in shared memory): blocks of B threads.
+// two_pass_kernel (a row per block, read twice): blocks of B threads.
 template <typename P, int B>
-void staged_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_staged<bf16, P>(r, rows, B, s); }
+void two_pass_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_two_pass<bf16, P>(r, rows, B, s); }
 template <int B>
-bool staged_fits(int64_t vectors, bool) {
-  int optin = 0;
-  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  return vectors * 16 <= optin && B <= vectors;
-}
+bool two_pass_fits(int64_t, bool) { return true; }   // any row: the passes loop
 struct NormConfig {
   const char* name;
   NormLaunch layer, rms;
@@ -285,15 +281,14 @@ struct NormConfig {
 };
 #define REG(V, S, B, name) \
   NormConfig { name, reg_launch<rn::LayerPolicy, V, S, B>, reg_launch<rn::RmsPolicy, V, S, B>, reg_fits<V, S, B> }
-#define STAGED(B, name) NormConfig{name, staged_launch<rn::LayerPolicy, B>, staged_launch<rn::RmsPolicy, B>, staged_fits<B>}
-// Names: r<V><s: streamed | c: cached>.b<B>; s.b<B>. The previous launch rule was r4s.b256 up to 512
-// vectors a row, r4c.b256 up to 4096, r8c.b256 past that; the launch's now r4s.b128, r4c.b256 up to 1024,
-// then staged (s.b256 at 1024 vectors, s.b512 from 2048).
+#define TWO_PASS(B, name) \
+  NormConfig { name, two_pass_launch<rn::LayerPolicy, B>, two_pass_launch<rn::RmsPolicy, B>, two_pass_fits<B> }
+// Names: r<V><s: streamed | c: cached>.b<B>; t.b<B>: two passes. The launch: r4s.b128 up to 256 vectors a
+// row, then t.b<a quarter of the vectors, at most 512>.
 const NormConfig kNormConfigs[] = {
     REG(4, true, 256, "r4s.b256"), REG(4, false, 256, "r4c.b256"), REG(8, false, 256, "r8c.b256"),
-    REG(4, true, 128, "r4s.b128"), REG(2, false, 256, "r2c.b256"), REG(1, false, 256, "r1c.b256"),
-    REG(2, true, 256, "r2s.b256"), REG(1, true, 256, "r1s.b256"), STAGED(128, "s.b128"),
-    STAGED(256, "s.b256"),         STAGED(512, "s.b512"),          STAGED(1024, "s.b1024")};
+    REG(4, true, 128, "r4s.b128"), REG(2, false, 256, "r2c.b256"), TWO_PASS(128, "t.b128"),
+    TWO_PASS(256, "t.b256"),       TWO_PASS(512, "t.b512")};
 
 // Reads every row of x twice as inductor's two-pass LayerNorm does (a block per row; the first pass with
 // an L2 evict_last policy, the second with evict_first), to see whether lines so read survive the read
