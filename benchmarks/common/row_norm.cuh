@@ -188,10 +188,10 @@ __device__ __forceinline__ uint64_t l2_policy(bool keep) {
 // of each pass in flight per thread. Against holding the row in registers or shared memory, no thread
 // waits on a second reduction and the registers do not grow with the row (H100, bf16 4096 rows: LayerNorm
 // 1.7-4% faster at 8192 and 16384 than the shared-memory kernel it replaced, RMSNorm 0.5-4%).
-template <typename T, typename Norm, int kVec>
-__global__ void __launch_bounds__(512) two_pass_kernel(Row<T> r) {
+template <typename T, typename Norm, int kThreads, int kVec>
+__global__ void __launch_bounds__(kThreads) two_pass_kernel(Row<T> r) {
   constexpr int kPer = kVectorBytes / sizeof(T);
-  const int64_t vectors = r.cols / kPer, step = int64_t{blockDim.x} * kVec;
+  const int64_t vectors = r.cols / kPer, step = int64_t{kThreads} * kVec;
   const uint4* xr = reinterpret_cast<const uint4*>(r.x + blockIdx.x * r.row_stride);
   const float shift = Norm::kCentered ? to_f(r.x[blockIdx.x * r.row_stride]) : 0.f;
   const uint64_t keep = l2_policy(true), drop = l2_policy(false);
@@ -200,10 +200,10 @@ __global__ void __launch_bounds__(512) two_pass_kernel(Row<T> r) {
     uint4 q[kVec];
 #pragma unroll
     for (int i = 0; i < kVec; ++i)
-      if (first + i * blockDim.x < vectors) q[i] = load_with_policy(xr + first + i * blockDim.x, keep);
+      if (first + i * kThreads < vectors) q[i] = load_with_policy(xr + first + i * kThreads, keep);
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
-      if (first + i * blockDim.x >= vectors) continue;
+      if (first + i * kThreads >= vectors) continue;
       const T* e = reinterpret_cast<const T*>(&q[i]);
 #pragma unroll
       for (int k = 0; k < kPer; ++k) {
@@ -216,12 +216,12 @@ __global__ void __launch_bounds__(512) two_pass_kernel(Row<T> r) {
   const float cols = static_cast<float>(r.cols);
   float mean = 0.f;
   if constexpr (Norm::kCentered) {
-    const float shifted_mean = group_sum(sum, blockDim.x) / cols;
+    const float shifted_mean = group_sum(sum, kThreads) / cols;
     mean = shift + shifted_mean;
     // the centered sum of squares: sum (x - s)^2 - n (mean - s)^2
-    sum_sq = fmaxf(group_sum(sum_sq, blockDim.x) - cols * shifted_mean * shifted_mean, 0.f);
+    sum_sq = fmaxf(group_sum(sum_sq, kThreads) - cols * shifted_mean * shifted_mean, 0.f);
   } else {
-    sum_sq = group_sum(sum_sq, blockDim.x);
+    sum_sq = group_sum(sum_sq, kThreads);
   }
   const float scale = Norm::scale(sum_sq, cols, r.eps);
   const bool bias = Norm::kBias && r.b;
@@ -232,19 +232,26 @@ __global__ void __launch_bounds__(512) two_pass_kernel(Row<T> r) {
     uint4 q[kVec];
 #pragma unroll
     for (int i = 0; i < kVec; ++i)
-      if (first + i * blockDim.x < vectors) q[i] = load_with_policy(xr + first + i * blockDim.x, drop);
+      if (first + i * kThreads < vectors) q[i] = load_with_policy(xr + first + i * kThreads, drop);
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
-      const int64_t v = first + i * blockDim.x;
+      const int64_t v = first + i * kThreads;
       if (v < vectors) yr[v] = out_vector<T, Norm>(q[i], __ldg(w + v), bias ? __ldg(b + v) : uint4{}, bias, mean, scale);
     }
   }
 }
-// two_pass_kernel, 4 vectors a pass in flight per thread, on blocks of `block_threads` threads (a
-// multiple of 32, at most 512).
+// two_pass_kernel, 4 vectors a pass in flight per thread, on blocks of 128, 256 or 512 threads: the
+// fewest that take the row in one step, at most 512.
 template <typename T, typename Norm>
-void launch_two_pass(Row<T> r, int64_t rows, int block_threads, cudaStream_t stream) {
-  two_pass_kernel<T, Norm, 4><<<static_cast<unsigned>(rows), block_threads, 0, stream>>>(r);
+void launch_two_pass(Row<T> r, int64_t rows, cudaStream_t stream) {
+  const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
+  const dim3 grid(static_cast<unsigned>(rows));
+  if (vectors <= 128 * 4)
+    two_pass_kernel<T, Norm, 128, 4><<<grid, 128, 0, stream>>>(r);
+  else if (vectors <= 256 * 4)
+    two_pass_kernel<T, Norm, 256, 4><<<grid, 256, 0, stream>>>(r);
+  else
+    two_pass_kernel<T, Norm, 512, 4><<<grid, 512, 0, stream>>>(r);
 }
 
 template <typename T, typename Norm>
@@ -316,12 +323,12 @@ void launch(const char* who, Row<T> r, int64_t rows, cudaStream_t stream) {
   } else {
     // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune), 4 vectors a thread:
     // rows of up to 256 vectors (2048 bf16) in registers, streamed, on blocks of 4 warps; longer rows by
-    // two passes over L2, a row per block of a quarter of the row's vectors in threads, at most 512.
+    // two passes over L2, a row per block (launch_two_pass).
     const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
     if (vectors <= 256)
       launch_vector<T, 4, Norm, true>(r, rows, 128, stream);
     else
-      launch_two_pass<T, Norm>(r, rows, static_cast<int>(std::min<int64_t>(512, (vectors / 4 + 31) / 32 * 32)), stream);
+      launch_two_pass<T, Norm>(r, rows, stream);
   }
   OPBENCH_CUDA_CHECK(cudaGetLastError());
 }

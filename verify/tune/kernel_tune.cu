@@ -271,7 +271,9 @@ bool reg_fits(int64_t vectors, bool layer) {
 }
 // two_pass_kernel (a row per block, read twice): blocks of B threads.
 template <typename P, int B>
-void two_pass_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) { rn::launch_two_pass<bf16, P>(r, rows, B, s); }
+void two_pass_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) {
+  rn::two_pass_kernel<bf16, P, B, 4><<<static_cast<unsigned>(rows), B, 0, s>>>(r);
+}
 template <int B>
 bool two_pass_fits(int64_t, bool) { return true; }   // any row: the passes loop
 struct NormConfig {
@@ -284,7 +286,7 @@ struct NormConfig {
 #define TWO_PASS(B, name) \
   NormConfig { name, two_pass_launch<rn::LayerPolicy, B>, two_pass_launch<rn::RmsPolicy, B>, two_pass_fits<B> }
 // Names: r<V><s: streamed | c: cached>.b<B>; t.b<B>: two passes. The launch: r4s.b128 up to 256 vectors a
-// row, then t.b<a quarter of the vectors, at most 512>.
+// row, then t.b128, t.b256 or t.b512 (the fewest threads that take the row in one step).
 const NormConfig kNormConfigs[] = {
     REG(4, true, 256, "r4s.b256"), REG(4, false, 256, "r4c.b256"), REG(8, false, 256, "r8c.b256"),
     REG(4, true, 128, "r4s.b128"), REG(2, false, 256, "r2c.b256"), TWO_PASS(128, "t.b128"),
