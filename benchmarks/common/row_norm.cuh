@@ -23,13 +23,13 @@
 #include <type_traits>
 
 #include "common/norm_args.h"
+#include "cuda/l2_policy.cuh"
 #include "opbench/check.h"
 
 namespace opbench::kernels::row_norm {
 
 constexpr int kVectorBytes = 16;
-constexpr int kMaxVecPerThread = 8;
-constexpr int kMaxThreads = 1024;
+constexpr int64_t kMaxRowBytes = 128 * 1024;   // the vector paths' longest row
 
 __device__ __forceinline__ float to_f(float v) { return v; }
 __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
@@ -155,33 +155,6 @@ void launch_vector(Row<T> r, int64_t rows, int block_threads, cudaStream_t strea
   vector_kernel<T, kVec, Norm, kStreaming><<<grid, rows_per_block * group, 0, stream>>>(r, rows, group);
 }
 
-// One 16-byte load of x with an L2 eviction policy (plain before sm_80, which has none).
-__device__ __forceinline__ uint4 load_with_policy(const uint4* p, uint64_t policy) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  uint4 v;
-  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p), "l"(policy));
-  return v;
-#else
-  (void)policy;
-  return *p;
-#endif
-}
-// L2 policies for the two passes: keep x for the second read, then let it go first.
-__device__ __forceinline__ uint64_t l2_policy(bool keep) {
-  uint64_t policy = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if (keep)
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  else
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-#else
-  (void)keep;
-#endif
-  return policy;
-}
-
 // Long rows: a row per block, read twice. The first pass (x kept in L2 with evict_last) sums x - s and
 // (x - s)^2 for a shift s, the row's first element, so that one reduction gives both statistics without
 // the cancellation of unshifted sums; the second pass reads x again, from L2, and writes y. kVec vectors
@@ -194,13 +167,17 @@ __global__ void __launch_bounds__(kThreads) two_pass_kernel(Row<T> r) {
   const int64_t vectors = r.cols / kPer, step = int64_t{kThreads} * kVec;
   const uint4* xr = reinterpret_cast<const uint4*>(r.x + blockIdx.x * r.row_stride);
   const float shift = Norm::kCentered ? to_f(r.x[blockIdx.x * r.row_stride]) : 0.f;
-  const uint64_t keep = l2_policy(true), drop = l2_policy(false);
+  const uint64_t keep = opbench::detail::l2_policy(true), drop = opbench::detail::l2_policy(false);
+  // A thread's kVec vectors of one step, all loads in flight before any is used.
+  auto load_step = [&](int64_t first, uint64_t policy, uint4 (&q)[kVec]) {
+#pragma unroll
+    for (int i = 0; i < kVec; ++i)
+      if (first + i * kThreads < vectors) q[i] = opbench::detail::load_with_policy(xr + first + i * kThreads, policy);
+  };
   float sum = 0.f, sum_sq = 0.f;
   for (int64_t first = threadIdx.x; first < vectors; first += step) {
     uint4 q[kVec];
-#pragma unroll
-    for (int i = 0; i < kVec; ++i)
-      if (first + i * kThreads < vectors) q[i] = load_with_policy(xr + first + i * kThreads, keep);
+    load_step(first, keep, q);
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       if (first + i * kThreads >= vectors) continue;
@@ -230,9 +207,7 @@ __global__ void __launch_bounds__(kThreads) two_pass_kernel(Row<T> r) {
   uint4* yr = reinterpret_cast<uint4*>(r.y + blockIdx.x * r.cols);
   for (int64_t first = threadIdx.x; first < vectors; first += step) {
     uint4 q[kVec];
-#pragma unroll
-    for (int i = 0; i < kVec; ++i)
-      if (first + i * kThreads < vectors) q[i] = load_with_policy(xr + first + i * kThreads, drop);
+    load_step(first, drop, q);
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       const int64_t v = first + i * kThreads;
@@ -306,7 +281,7 @@ inline bool vectorizable(const void* x, const void* w, const void* b, const void
                          int64_t row_stride, int element_bytes) {
   const int64_t per = kVectorBytes / element_bytes;
   return cols % per == 0 && row_stride % per == 0 && aligned(x) && aligned(w) && (!b || aligned(b)) &&
-         aligned(y) && cols / per <= static_cast<int64_t>(kMaxThreads) * kMaxVecPerThread;
+         aligned(y) && cols * element_bytes <= kMaxRowBytes;
 }
 
 // Checks the arguments (throws opbench::Error naming `who`), picks the path and the block shape,

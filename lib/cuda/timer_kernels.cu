@@ -1,6 +1,7 @@
 // The timers' kernels (timer_kernels.h). clock64 counts SM cycles and differs between SMs, so both
 // readings of a pair are taken on SM 0; globaltimer is the GPU's ns clock, the same on every SM.
 #include "timer_kernels.h"
+#include "l2_policy.cuh"
 #include "opbench/check.h"
 
 namespace opbench::detail {
@@ -44,44 +45,27 @@ __global__ void spin_kernel(uint64_t nanoseconds) {
   }
 }
 
-// One 16-byte load; from sm_80 on with an L2 evict_last policy (see launch_read_flush).
-__device__ __forceinline__ int4 load_keep(const int4* p, uint64_t policy) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  int4 v;
-  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p), "l"(policy));
-  return v;
-#else
-  (void)policy;
-  return *p;
-#endif
-}
-
 // Grid-stride 16-byte loads, four in flight per thread; the XOR of everything read goes nowhere
 // unless it equals a value a zeroed buffer cannot give.
-__global__ void read_flush_kernel(const int4* data, size_t count, int* sink) {
-  uint64_t policy = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-#endif
+__global__ void read_flush_kernel(const uint4* data, size_t count, int* sink) {
+  const uint64_t keep = l2_policy(true);
   unsigned acc = 0;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   for (; i + 3 * stride < count; i += 4 * stride) {
-    const int4 a = load_keep(data + i, policy), b = load_keep(data + i + stride, policy),
-               c = load_keep(data + i + 2 * stride, policy), d = load_keep(data + i + 3 * stride, policy);
+    const uint4 a = load_with_policy(data + i, keep), b = load_with_policy(data + i + stride, keep),
+                c = load_with_policy(data + i + 2 * stride, keep), d = load_with_policy(data + i + 3 * stride, keep);
     acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
   }
   for (; i < count; i += stride) {
-    const int4 a = load_keep(data + i, policy);
+    const uint4 a = load_with_policy(data + i, keep);
     acc ^= a.x ^ a.y ^ a.z ^ a.w;
   }
   if (acc == 0x9e3779b9u) *sink = 1;
 }
 
 // Back to evict_normal, every 128-byte line of the buffer that read_flush_kernel marked evict_last.
-__global__ void demote_flush_kernel(const int4* data, size_t lines) {
+__global__ void demote_flush_kernel(const uint4* data, size_t lines) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t line = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; line < lines; line += stride)
@@ -100,7 +84,7 @@ void launch_block_stream(cudaStream_t stream, const int32_t* release, int32_t* t
 }
 
 void launch_read_flush(cudaStream_t stream, const void* buffer, size_t bytes, int* sink, int sm_count) {
-  const auto* data = static_cast<const int4*>(buffer);
+  const auto* data = static_cast<const uint4*>(buffer);
   read_flush_kernel<<<4 * sm_count, 512, 0, stream>>>(data, bytes / 16, sink);
   OPBENCH_CUDA_CHECK(cudaGetLastError());
   demote_flush_kernel<<<4 * sm_count, 512, 0, stream>>>(data, bytes / 128);

@@ -1,0 +1,37 @@
+// L2 eviction policies for 16-byte loads (sm_80 and newer; before that the policy is 0 and the load
+// plain). Used by the cold flush (timer_kernels.cu) and the two-pass row norms (common/row_norm.cuh).
+// Include only from .cu files.
+#pragma once
+#include <cstdint>
+
+namespace opbench::detail {
+
+// A policy that keeps the lines a load brings into L2 (evict_last) or lets them go first (evict_first).
+__device__ __forceinline__ uint64_t l2_policy(bool keep) {
+  uint64_t policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (keep)
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  else
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#else
+  (void)keep;
+#endif
+  return policy;
+}
+
+// One 16-byte load under `policy`.
+__device__ __forceinline__ uint4 load_with_policy(const uint4* p, uint64_t policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint4 v;
+  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p), "l"(policy));
+  return v;
+#else
+  (void)policy;
+  return *p;
+#endif
+}
+
+}  // namespace opbench::detail
