@@ -148,9 +148,10 @@ at::Tensor scaled(const at::Tensor& wx, const at::Tensor& scale) {
   return scale.defined() ? wx * scale.to(at::kDouble) : wx;
 }
 
-// (cols, rows): bf16 takes groups of 4 warps up to 4096 columns, a block per row beyond; int8 groups of 2
-// warps under 12288 columns, a block per 2 rows beyond; odd row counts cut a group short.
-const std::vector<std::pair<int64_t, int64_t>> kFusionShapes = {{1024, 37}, {8192, 64}, {16384, 19}};
+// (cols, rows), by launch_gemv's rules: bf16 rows of up to 4 KB (and the paired epilogues) on groups of
+// 4 warps, longer rows a row per 8-warp block, or per 16-warp block from 8192 rows (4608 x 8193); int8
+// groups of 2 warps under 8 KB rows, of 4 beyond; odd row counts cut a group short.
+const std::vector<std::pair<int64_t, int64_t>> kFusionShapes = {{1024, 37}, {8192, 64}, {16384, 19}, {4608, 8193}};
 
 TEST_F(GemvKernel, RmsNormPrologueNormalizesTheResidualStream) {
   for (auto dtype : {c10::kBFloat16, c10::kChar})
