@@ -1,4 +1,4 @@
-// L2 eviction policies for 16-byte loads (sm_80 and newer; before that the policy is 0 and the load
+// L2 eviction policies for 16-byte loads and stores (sm_80 and newer; before that the policy is 0 and the load
 // plain). Used by the cold flush (timer_kernels.cu) and the two-pass row norms (common/row_norm.cuh).
 // Include only from .cu files.
 #pragma once
@@ -31,6 +31,18 @@ __device__ __forceinline__ uint4 load_with_policy(const uint4* p, uint64_t polic
 #else
   (void)policy;
   return *p;
+#endif
+}
+
+// One 16-byte store under `policy`.
+__device__ __forceinline__ void store_with_policy(uint4* p, uint4 v, uint64_t policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w), "l"(policy)
+               : "memory");
+#else
+  (void)policy;
+  *p = v;
 #endif
 }
 
