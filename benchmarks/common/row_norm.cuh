@@ -159,13 +159,13 @@ void launch_vector(Row<T> r, int64_t rows, int block_threads, cudaStream_t strea
 // (x - s)^2 for a shift s, the row's first element, so that one reduction gives both statistics without
 // the cancellation of unshifted sums; the second pass reads x again, from L2 (evict_first: x is done),
 // and writes y, with kKeepY under an evict_last policy too, so that L2 gives up x's lines before y's.
-// kVec vectors of each pass in flight per thread; an SM holds 2048 threads of 2 vectors (32 registers),
-// 1536 of 4 (40 registers: at 32 they would spill). Against
+// kVec vectors of each pass in flight per thread; at least kMinBlocks blocks an SM (the registers follow:
+// 2048 threads of 2 vectors fit 32 registers, 1536 threads of 4 fit 40; at 32 those would spill). Against
 // holding the row in registers or shared memory, no thread waits on a second reduction and the registers
 // do not grow with the row (H100, bf16 4096 rows: LayerNorm 1.7-4% faster at 8192 and 16384 than the
 // shared-memory kernel it replaced, RMSNorm 0.5-4%).
-template <typename T, typename Norm, int kThreads, int kVec, bool kKeepY>
-__global__ void __launch_bounds__(kThreads, (kVec <= 2 ? 2048 : 1536) / kThreads) two_pass_kernel(Row<T> r) {
+template <typename T, typename Norm, int kThreads, int kVec, bool kKeepY, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r) {
   constexpr int kPer = kVectorBytes / sizeof(T);
   const int64_t vectors = r.cols / kPer, step = int64_t{kThreads} * kVec;
   const uint4* xr = reinterpret_cast<const uint4*>(r.x + blockIdx.x * r.row_stride);
@@ -224,22 +224,25 @@ __global__ void __launch_bounds__(kThreads, (kVec <= 2 ? 2048 : 1536) / kThreads
   }
 }
 // two_pass_kernel on blocks of 128, 256 or 512 threads, 4 vectors a pass in flight per thread: the
-// fewest threads that take the row in one step, at most 512; RMSNorm rows of 513-1024 vectors on 512
-// threads x 2 vectors. y is kept in L2 (kKeepY) past 512 vectors: at 4096 bf16 it ran 3% slower so.
-// Tuned on the H100 (results/NVIDIA_H100_80GB_HBM3/kernel_tune/explore_a74b59d: RMSNorm 8192 +2.3 to
-// +3.2% with both changes, LayerNorm 8192 +1.8 to +4.2% with the kept y).
+// fewest threads that take the row in one step, at most 512, 1536 threads an SM; RMSNorm rows of 513-1024
+// vectors on 512 threads x 2 vectors (2048 an SM), longer RMSNorm rows 1024 threads an SM. y is kept in
+// L2 (kKeepY) past 512 vectors: at 4096 bf16 it ran 3% slower so. Tuned on the H100
+// (results/NVIDIA_H100_80GB_HBM3/kernel_tune/explore_a74b59d, bf16 4096 rows against the launch before:
+// RMSNorm 8192 +2.3 to +3.2%, LayerNorm 8192 +1.8 to +4.2%, RMSNorm 16384 +0.9 to +1.2%).
 template <typename T, typename Norm>
 void launch_two_pass(Row<T> r, int64_t rows, cudaStream_t stream) {
   const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
   const dim3 grid(static_cast<unsigned>(rows));
   if (vectors <= 128 * 4)
-    two_pass_kernel<T, Norm, 128, 4, false><<<grid, 128, 0, stream>>>(r);
+    two_pass_kernel<T, Norm, 128, 4, false, 12><<<grid, 128, 0, stream>>>(r);
   else if (vectors <= 256 * 4 && Norm::kCentered)
-    two_pass_kernel<T, Norm, 256, 4, true><<<grid, 256, 0, stream>>>(r);
+    two_pass_kernel<T, Norm, 256, 4, true, 6><<<grid, 256, 0, stream>>>(r);
   else if (vectors <= 256 * 4)
-    two_pass_kernel<T, Norm, 512, 2, true><<<grid, 512, 0, stream>>>(r);
+    two_pass_kernel<T, Norm, 512, 2, true, 4><<<grid, 512, 0, stream>>>(r);
+  else if (Norm::kCentered)
+    two_pass_kernel<T, Norm, 512, 4, true, 3><<<grid, 512, 0, stream>>>(r);
   else
-    two_pass_kernel<T, Norm, 512, 4, true><<<grid, 512, 0, stream>>>(r);
+    two_pass_kernel<T, Norm, 512, 4, true, 2><<<grid, 512, 0, stream>>>(r);
 }
 
 template <typename T, typename Norm>

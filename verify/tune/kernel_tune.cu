@@ -269,10 +269,11 @@ bool reg_fits(int64_t vectors, bool layer) {
   return threads <= (layer ? max_threads(rn::vector_kernel<bf16, V, rn::LayerPolicy, S>)
                            : max_threads(rn::vector_kernel<bf16, V, rn::RmsPolicy, S>));
 }
-// two_pass_kernel (a row per block, read twice): blocks of B threads, V vectors a pass, y kept in L2 (K).
-template <typename P, int B, int V, bool K>
+// two_pass_kernel (a row per block, read twice): blocks of B threads, V vectors a pass, y kept in L2 (K),
+// at least M blocks an SM.
+template <typename P, int B, int V, bool K, int M>
 void two_pass_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) {
-  rn::two_pass_kernel<bf16, P, B, V, K><<<static_cast<unsigned>(rows), B, 0, s>>>(r);
+  rn::two_pass_kernel<bf16, P, B, V, K, M><<<static_cast<unsigned>(rows), B, 0, s>>>(r);
 }
 bool two_pass_fits(int64_t, bool) { return true; }   // any row: the passes loop
 struct NormConfig {
@@ -282,15 +283,20 @@ struct NormConfig {
 };
 #define REG(V, S, B, name) \
   NormConfig { name, reg_launch<rn::LayerPolicy, V, S, B>, reg_launch<rn::RmsPolicy, V, S, B>, reg_fits<V, S, B> }
-#define TWO_PASS(B, V, K, name) \
-  NormConfig { name, two_pass_launch<rn::LayerPolicy, B, V, K>, two_pass_launch<rn::RmsPolicy, B, V, K>, two_pass_fits }
-// Names: r<V><s: streamed | c: cached>.b<B>; t.b<B>v<V>[k]: two passes (k: y kept in L2). The launch:
-// r4s.b128 up to 256 vectors a row, then t.b128v4, t.b256v4k (RMSNorm: t.b512v2k) or t.b512v4k.
+#define TWO_PASS(B, V, K, M, name)                                                                 \
+  NormConfig {                                                                                     \
+    name, two_pass_launch<rn::LayerPolicy, B, V, K, M>, two_pass_launch<rn::RmsPolicy, B, V, K, M>, two_pass_fits \
+  }
+// Names: r<V><s: streamed | c: cached>.b<B>; t.b<B>v<V>[k].m<M>: two passes (k: y kept in L2; M blocks
+// an SM at least). The launch: r4s.b128 up to 256 vectors a row, then t.b128v4.m12, t.b256v4k.m6 (RMSNorm:
+// t.b512v2k.m4), then t.b512v4k.m3 (RMSNorm: .m2).
 const NormConfig kNormConfigs[] = {
-    REG(4, true, 256, "r4s.b256"),          REG(4, false, 256, "r4c.b256"),         REG(8, false, 256, "r8c.b256"),
-    REG(4, true, 128, "r4s.b128"),          REG(2, false, 256, "r2c.b256"),         TWO_PASS(128, 4, false, "t.b128v4"),
-    TWO_PASS(256, 4, false, "t.b256v4"),    TWO_PASS(256, 4, true, "t.b256v4k"),    TWO_PASS(512, 2, true, "t.b512v2k"),
-    TWO_PASS(512, 4, false, "t.b512v4"),    TWO_PASS(512, 4, true, "t.b512v4k")};
+    REG(4, true, 256, "r4s.b256"),           REG(4, false, 256, "r4c.b256"),
+    REG(8, false, 256, "r8c.b256"),          REG(4, true, 128, "r4s.b128"),
+    REG(2, false, 256, "r2c.b256"),          TWO_PASS(128, 4, false, 12, "t.b128v4.m12"),
+    TWO_PASS(256, 4, false, 6, "t.b256v4.m6"), TWO_PASS(256, 4, true, 6, "t.b256v4k.m6"),
+    TWO_PASS(512, 2, true, 4, "t.b512v2k.m4"), TWO_PASS(512, 4, false, 3, "t.b512v4.m3"),
+    TWO_PASS(512, 4, true, 3, "t.b512v4k.m3"), TWO_PASS(512, 4, true, 2, "t.b512v4k.m2")};
 
 // Reads every row of x twice as inductor's two-pass LayerNorm does (a block per row; the first pass with
 // an L2 evict_last policy, the second with evict_first), to see whether lines so read survive the read
