@@ -67,38 +67,39 @@ struct Config {
   static constexpr int warps = kWarps, group = kGroup, rows = kRows, steps = kSteps;
 };
 
-// The kernel of one configuration, prologue and epilogue: fusions and the prefetch are template
-// parameters, so the plain GEMV runs none of their code.
-template <typename T, typename C, bool kPrefetch, bool kNorm, GemvEpilogue kEpilogue>
+// The kernel of one configuration, prologue and epilogue: fusions and the programmatic launch's code are
+// template parameters, so the plain GEMV runs none of their code.
+template <typename T, typename C, bool kProgrammatic, bool kNorm, GemvEpilogue kEpilogue>
 void launch_fused(const GemvArgs& a, cudaStream_t stream) {
   const dim3 grid(gemv::vector_blocks<C::warps, C::group, C::rows>(a.rows), static_cast<unsigned>(a.num_selected));
-  launch_kernel(gemv::vector_kernel<T, C::warps, C::group, C::rows, C::steps, kPrefetch, kNorm, kEpilogue>, grid,
+  launch_kernel(gemv::vector_kernel<T, C::warps, C::group, C::rows, C::steps, kProgrammatic, kNorm, kEpilogue>, grid,
                 dim3(C::warps * kWarpSize), 0, stream, a.programmatic, params_of(a));
 }
 
-template <typename T, typename C, bool kPrefetch, bool kNorm>
+template <typename T, typename C, bool kProgrammatic, bool kNorm>
 void launch_epilogue(const GemvArgs& a, cudaStream_t stream) {
   switch (a.fusion.epilogue) {
-    case GemvEpilogue::kStore: return launch_fused<T, C, kPrefetch, kNorm, GemvEpilogue::kStore>(a, stream);
-    case GemvEpilogue::kAddToY: return launch_fused<T, C, kPrefetch, kNorm, GemvEpilogue::kAddToY>(a, stream);
+    case GemvEpilogue::kStore: return launch_fused<T, C, kProgrammatic, kNorm, GemvEpilogue::kStore>(a, stream);
+    case GemvEpilogue::kAddToY: return launch_fused<T, C, kProgrammatic, kNorm, GemvEpilogue::kAddToY>(a, stream);
     case GemvEpilogue::kSwiglu:
     case GemvEpilogue::kRopeCache:
       if constexpr (C::rows == 2) {
         if (a.fusion.epilogue == GemvEpilogue::kSwiglu)
-          return launch_fused<T, C, kPrefetch, kNorm, GemvEpilogue::kSwiglu>(a, stream);
-        return launch_fused<T, C, kPrefetch, kNorm, GemvEpilogue::kRopeCache>(a, stream);
+          return launch_fused<T, C, kProgrammatic, kNorm, GemvEpilogue::kSwiglu>(a, stream);
+        return launch_fused<T, C, kProgrammatic, kNorm, GemvEpilogue::kRopeCache>(a, stream);
       }
   }
   throw Error("launch_gemv: the paired epilogues need a configuration of two rows a group");
 }
 
-// W is prefetched into L2 before the wait only by a programmatic launch (gemv_vector.cuh says why).
-template <typename T, typename C, bool kPrefetch>
+// Only a programmatic launch's kernel prefetches W and carries the launch-control instructions
+// (gemv_vector.cuh says why).
+template <typename T, typename C, bool kProgrammatic>
 void launch_prologue(const GemvArgs& a, cudaStream_t stream) {
   if (a.fusion.norm_w != nullptr)
-    launch_epilogue<T, C, kPrefetch, true>(a, stream);
+    launch_epilogue<T, C, kProgrammatic, true>(a, stream);
   else
-    launch_epilogue<T, C, kPrefetch, false>(a, stream);
+    launch_epilogue<T, C, kProgrammatic, false>(a, stream);
 }
 
 template <typename T, typename C>

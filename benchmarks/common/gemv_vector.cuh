@@ -13,14 +13,14 @@
 // RMSNorm prologue multiplies each x chunk by the norm's weights and sums its squares, the scale applied
 // to the group's sums at the end; the epilogues add into y, or pair a group's two rows (SwiGLU: rows o
 // and o + rows / 2; RoPE: rows 2i and 2i + 1, stored to q or the caches). Operands an epilogue reads
-// (old y, position, rotation; with kPrefetch the int8 rows' scales) are fetched before the row loop.
+// (old y, position, rotation; with kProgrammatic the int8 rows' scales) are fetched before the row loop.
 //
-// Programmatic dependent launch (sm_90): with kPrefetch the kernel prefetches its first steps of W into L2,
-// then waits for the kernels it depends on (griddepcontrol.wait: nothing it reads besides W and the scales
-// may be ready before), then lets the next kernel launch (griddepcontrol.launch_dependents). Launched
-// without the attribute, both instructions return at once. The prefetch is a template parameter because
-// it only pays where the wait does: an ordinary launch with it ran up to 8% slower on the H100 (int8
-// rows: the prefetch addresses held registers, so fewer blocks fit an SM).
+// Programmatic dependent launch (sm_90), kProgrammatic: the kernel prefetches its first steps of W into
+// L2, then waits for the kernels it depends on (griddepcontrol.wait: nothing it reads besides W and the
+// scales may be ready before), then lets the next kernel launch (griddepcontrol.launch_dependents). The
+// ordinary launch's kernel has neither the prefetch nor the two instructions (which would return at once):
+// with the prefetch it ran up to 8% slower on the H100 (int8 rows: the prefetch addresses held registers,
+// so fewer blocks fit an SM).
 #pragma once
 #include <cuda_bf16.h>
 
@@ -195,7 +195,7 @@ __device__ __forceinline__ void store_rope_cache(const Params& p, const Epilogue
 // kSwiglu and kRopeCache epilogues; blocks of kWarps warps. kNormInput: the RMSNorm prologue (x is the residual stream; each
 // group sums the squares of the x it reads, the whole row of x, and scales its results at the end).
 // kSwiglu: a group's two rows are o and o + rows / 2 (grid over rows / 2 output rows).
-template <typename T, int kWarps, int kGroup, int kRows, int kSteps, bool kPrefetch = false, bool kNormInput = false,
+template <typename T, int kWarps, int kGroup, int kRows, int kSteps, bool kProgrammatic = false, bool kNormInput = false,
           GemvEpilogue kEpilogue = GemvEpilogue::kStore>
 __global__ void __launch_bounds__(kWarps * kWarpSize) vector_kernel(Params p) {
   static_assert(kWarps % kGroup == 0, "a block holds whole row groups");
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) vector_kernel(Params p) {
   const int64_t first_row = paired ? group_index : group_index * kRows, row_step = paired ? p.rows / 2 : 1;
   const int64_t slice = blockIdx.y;
   const bool has_rows = first_row < (paired ? row_step : p.rows);   // uniform across the group; a group without rows still syncs
-  if (p.expert_idx != nullptr) wait_for_inputs();   // the index comes from an earlier kernel
+  if (kProgrammatic && p.expert_idx != nullptr) wait_for_inputs();   // the index comes from an earlier kernel
   const int64_t expert = expert_of(p, slice);
   const int rows_here = !has_rows ? 0 : paired ? 2 : static_cast<int>(p.rows - first_row < kRows ? p.rows - first_row : kRows);
   // A partial row group reads its last row again in place of the missing ones (never out of bounds).
@@ -226,17 +226,19 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) vector_kernel(Params p) {
   int64_t c = (static_cast<int64_t>(group_warp) * kWarpSize + lane) * kElems;
   // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them once the
   // first steps of W are on their way into L2 (a prefetch holds no registers).
-  if (kPrefetch && reads)
+  if (kProgrammatic && reads)
 #pragma unroll
     for (int s = 0; s < kSteps; ++s)
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
         if (c + s * kStride < p.cols) prefetch_l2(w + row_off[r] + c + s * kStride);
   // The rows' scales, read at the group's end: fetched into L1 now, so that the end waits for L1, not DRAM.
-  if (kPrefetch && reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
+  if (kProgrammatic && reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
     prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
-  wait_for_inputs();
-  allow_next_launch();
+  if constexpr (kProgrammatic) {
+    wait_for_inputs();
+    allow_next_launch();
+  }
   EpilogueOperands operands;
   if constexpr (kEpilogue == GemvEpilogue::kAddToY || kEpilogue == GemvEpilogue::kRopeCache)
     if (group_warp == 0) operands = load_epilogue_operands<kEpilogue>(p, slice, first_row, rows_here, lane);
