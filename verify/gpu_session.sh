@@ -103,7 +103,7 @@ step_timers() {  # issue 17: cupti, events and graph against ncu's kernel time, 
       --benchmark_out_format=json >"$out/timers_$t.txt" 2>&1
   done
   for c in "${TIMER_CASES[@]}"; do   # --launch-skip: past the reference check and the warm-up
-    ncu --clock-control none --metrics gpu__time_duration.sum -k regex:'gemv_vector|vector_kernel' --launch-skip 5 \
+    ncu --clock-control none --metrics gpu__time_duration.sum -k regex:'gemv_vector|vector_kernel|two_pass_kernel' --launch-skip 5 \
       --launch-count 50 --csv $bench --benchmark_filter="^$c\$" --opbench_max_time=0.3 >"$out/ncu_${c//\//_}.csv" 2>&1
   done
   python3 verify/timers_vs_ncu.py "$out" --json "$out/timers_vs_ncu.json" | tee "$out/timers_vs_ncu.md" >&2
