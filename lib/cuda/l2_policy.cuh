@@ -1,5 +1,5 @@
-// L2 eviction policies for 16-byte loads and stores (sm_80 and newer; before that the policy is 0 and the load
-// plain). Used by the cold flush (timer_kernels.cu) and the two-pass row norms (common/row_norm.cuh).
+// L2 eviction policies for 16-byte loads and stores (sm_80 and newer; before that the policy is 0 and the
+// access plain). Used by the cold flush (timer_kernels.cu) and the two-pass row norms (common/row_norm.cuh).
 // Include only from .cu files.
 #pragma once
 #include <cstdint>
