@@ -20,6 +20,7 @@
 #include <random>
 #include <sstream>
 
+#include "common/launch_rules.h"
 #include "console.h"
 #include "experiments.h"
 #include "info.h"
@@ -296,6 +297,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   const World& world = current_world();
   RunContext run(device, cli.run, cli.trace);
   std::optional<replay::ReplayPlan> replay_plan;   // --oplog: replay cases instead of the families
+  std::string launch_rules;
   try {
     if (cli.oplog)
       replay_plan = replay::register_replay(run, *cli.oplog);
@@ -330,6 +332,8 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
     }
     if (!world.is_root()) rows_path.reset();   // rank 0 writes the rows
     if (rows_path) rows = checked_row_file(*rows_path, flags);
+    // The own kernels' launch rules (a bad OPBENCH_LAUNCH_RULES stops the run here, before any case).
+    if (device.is_gpu) launch_rules = kernels::launch_rules_name(kernels::current_launch_rules());
   } catch (const Error& e) {
     std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
@@ -379,6 +383,7 @@ int run_benchmarks(const CliOptions& cli, const GbenchFlags& flags) {
   }
   add_context(info);
   add_measurement_context(device, cli.run);
+  if (!launch_rules.empty()) benchmark::AddCustomContext("opbench_launch_rules", launch_rules);
   benchmark::AddCustomContext("opbench_device_id", device.id);
   if (world.launched)
     benchmark::AddCustomContext("opbench_world", "rank " + std::to_string(world.rank) + " of " + std::to_string(world.size));

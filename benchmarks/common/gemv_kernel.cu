@@ -7,6 +7,7 @@
 
 #include "common/gemv_vector.cuh"
 #include "common/launch.cuh"
+#include "common/launch_rules.h"
 #include "gemv_kernel.h"
 #include "opbench/check.h"
 
@@ -110,6 +111,44 @@ void launch_vector(const GemvArgs& a, cudaStream_t stream) {
     launch_prologue<T, C, false>(a, stream);
 }
 
+// The configuration by launch_rules.h's set, from verify/tune on each GPU (results/<gpu>/kernel_tune).
+// bf16 on the H100 (run6_f3bf9d2): rows of up to 4 KB by groups of 4 warps, 2 rows x 2 steps in flight;
+// longer rows a row per 8-warp block, 2 steps, or per 16-warp block given 8192 rows or more (with fewer,
+// the last of the waves of 4 such blocks an SM leaves SMs idle: Llama's w2, 4096 rows of 22 KB, 7%
+// slower). On the H200 (run1_9a9f0fa) rows past 4 KB run a row per 4-warp block, 1-9% faster there (and
+// 0.4-2% slower on the H100), rows past 16 KB per 8-warp block (0.1-0.4% faster than 4 warps at 32 KB).
+// The paired epilogues need two rows a group: groups of 4 warps then.
+template <typename T>
+void launch_bf16_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream) {
+  if (row_bytes <= 4096 || pairs_rows(a))
+    launch_vector<T, Config<8, 4, 2, 2>>(a, stream);
+  else if (current_launch_rules() == LaunchRules::kH200)
+    row_bytes <= 16384 ? launch_vector<T, Config<4, 4, 1, 2>>(a, stream) : launch_vector<T, Config<8, 8, 1, 2>>(a, stream);
+  else if (row_bytes <= 8192 || a.rows * a.num_selected < 8192)
+    launch_vector<T, Config<8, 8, 1, 2>>(a, stream);
+  else
+    launch_vector<T, Config<16, 16, 1, 2>>(a, stream);
+}
+
+// int8 on the H100: rows under 8 KB by groups of 2 warps, 2 rows x 2 steps; longer rows groups of 4.
+// On the H200: rows of 4 KB or more, given more than 4096 of them, a warp a block, 2 rows x 4 steps
+// (1-9% faster there, up to 3% slower on the H100; with 4096 rows 2-5% slower on the H200 too, the SMs
+// then holding 16 such warps), else groups of 2 warps at any length (Llama's w2, 4096 rows of 11 KB:
+// 7.7% faster than 4).
+template <typename T>
+void launch_int8_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream) {
+  if (current_launch_rules() == LaunchRules::kH200) {
+    if (row_bytes >= 4096 && a.rows * a.num_selected > 4096)
+      launch_vector<T, Config<1, 1, 2, 4>>(a, stream);
+    else
+      launch_vector<T, Config<8, 2, 2, 2>>(a, stream);
+  } else if (row_bytes < 8192) {
+    launch_vector<T, Config<8, 2, 2, 2>>(a, stream);
+  } else {
+    launch_vector<T, Config<8, 4, 2, 2>>(a, stream);
+  }
+}
+
 template <typename T>
 void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
   const int64_t row_bytes = a.cols * static_cast<int64_t>(sizeof(T));
@@ -118,22 +157,10 @@ void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
                     static_cast<unsigned>(a.num_selected));
     launch_kernel(gemv::scalar_kernel<T>, grid, dim3(kScalarWarps * kWarpSize), 0, stream, a.programmatic,
                   params_of(a));
-  } else if (sizeof(T) == 2) {
-    // Tuned on the H100 (verify/tune and its exploration, results/NVIDIA_H100_80GB_HBM3/kernel_tune):
-    // rows of up to 4 KB by groups of 4 warps, 2 rows x 2 steps in flight; longer rows a row per 8-warp
-    // block, 2 steps, or per 16-warp block given 8192 rows or more (with fewer, the last of the waves of
-    // 4 such blocks an SM leaves SMs idle: Llama's w2, 4096 rows of 22 KB, 7% slower). The paired
-    // epilogues need two rows a group: groups of 4 warps then.
-    if (row_bytes <= 4096 || pairs_rows(a))
-      launch_vector<T, Config<8, 4, 2, 2>>(a, stream);
-    else if (row_bytes <= 8192 || a.rows * a.num_selected < 8192)
-      launch_vector<T, Config<8, 8, 1, 2>>(a, stream);
-    else
-      launch_vector<T, Config<16, 16, 1, 2>>(a, stream);
-  } else if (row_bytes < 8192) {
-    launch_vector<T, Config<8, 2, 2, 2>>(a, stream);   // int8 rows under 8 KB: groups of 2 warps, 2 rows x 2 steps
+  } else if constexpr (sizeof(T) == 2) {
+    launch_bf16_rows<T>(a, row_bytes, stream);
   } else {
-    launch_vector<T, Config<8, 4, 2, 2>>(a, stream);   // longer int8 rows: groups of 4 warps
+    launch_int8_rows<T>(a, row_bytes, stream);
   }
 }
 

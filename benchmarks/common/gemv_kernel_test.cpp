@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "common/gemv_kernel.h"
+#include "common/launch_rules.h"
 
 namespace opbench {
 namespace {
@@ -27,12 +29,16 @@ namespace {
 using families::dot_tolerance;
 using families::rms;
 
-class GemvKernel : public ::testing::Test {
+// Every test under each set of launch rules (launch_rules.h), whichever GPU runs it: the shapes below
+// reach every configuration of both.
+class GemvKernel : public ::testing::TestWithParam<kernels::LaunchRules> {
  protected:
   void SetUp() override {
     if (!current_device().is_gpu) GTEST_SKIP() << "no CUDA device";
     at::manual_seed(1);
+    rules_.emplace(GetParam());
   }
+  std::optional<kernels::ScopedLaunchRules> rules_;
   static at::TensorOptions cuda(c10::ScalarType dtype) { return at::TensorOptions().device(at::kCUDA).dtype(dtype); }
   static at::Tensor weights(std::vector<int64_t> shape, c10::ScalarType dtype) {
     if (dtype == c10::kChar) return at::randint(-128, 128, shape, cuda(c10::kChar));
@@ -71,7 +77,7 @@ class GemvKernel : public ::testing::Test {
   }
 };
 
-TEST_F(GemvKernel, MatchesFloat64OnAlignedShapes) {
+TEST_P(GemvKernel, MatchesFloat64OnAlignedShapes) {
   for (auto dtype : {c10::kBFloat16, c10::kChar}) {
     // 8192 rows: int8 takes two rows per warp.
     for (int64_t d : {256, 1024, 4096, 8192}) {
@@ -84,7 +90,7 @@ TEST_F(GemvKernel, MatchesFloat64OnAlignedShapes) {
   }
 }
 
-TEST_F(GemvKernel, FallsBackToScalarLoadsWhenUnaligned) {
+TEST_P(GemvKernel, FallsBackToScalarLoadsWhenUnaligned) {
   for (auto dtype : {c10::kBFloat16, c10::kChar}) {
     SCOPED_TRACE(name(dtype));
     // cols not a multiple of the vector width; rows not a multiple of the warps per block.
@@ -98,7 +104,7 @@ TEST_F(GemvKernel, FallsBackToScalarLoadsWhenUnaligned) {
   }
 }
 
-TEST_F(GemvKernel, ScalesEachRowByItsBf16Scale) {
+TEST_P(GemvKernel, ScalesEachRowByItsBf16Scale) {
   for (auto dtype : {c10::kBFloat16, c10::kChar}) {
     SCOPED_TRACE(name(dtype));
     at::Tensor scale = (at::rand({8192}, cuda(c10::kFloat)) * 0.02 + 0.001).to(c10::kBFloat16);
@@ -108,7 +114,7 @@ TEST_F(GemvKernel, ScalesEachRowByItsBf16Scale) {
   }
 }
 
-TEST_F(GemvKernel, GathersWithTheIndexReadOnTheDevice) {
+TEST_P(GemvKernel, GathersWithTheIndexReadOnTheDevice) {
   for (auto dtype : {c10::kBFloat16, c10::kChar}) {
     for (int64_t d : {512, 1003}) {   // vector and scalar paths
       SCOPED_TRACE(name(dtype) + " D=" + std::to_string(d));
@@ -148,12 +154,14 @@ at::Tensor scaled(const at::Tensor& wx, const at::Tensor& scale) {
   return scale.defined() ? wx * scale.to(at::kDouble) : wx;
 }
 
-// (cols, rows), by launch_gemv's rules: bf16 rows of up to 4 KB (and the paired epilogues) on groups of
-// 4 warps, longer rows a row per 8-warp block, or per 16-warp block from 8192 rows (4608 x 8193); int8
-// groups of 2 warps under 8 KB rows, of 4 beyond; odd row counts cut a group short.
+// (cols, rows), by launch_gemv's rules. H100's: bf16 rows of up to 4 KB (and the paired epilogues) on
+// groups of 4 warps, longer rows a row per 8-warp block, or per 16-warp block from 8192 rows
+// (4608 x 8193); int8 groups of 2 warps under 8 KB rows, of 4 beyond. H200's: bf16 rows past 4 KB a row
+// per 4-warp block (8192, 4608 cols), past 16 KB per 8-warp block (16384); int8 a warp a block from
+// 4 KB rows and 4097 rows (4608 x 8193), else groups of 2 warps. Odd row counts cut a group short.
 const std::vector<std::pair<int64_t, int64_t>> kFusionShapes = {{1024, 37}, {8192, 64}, {16384, 19}, {4608, 8193}};
 
-TEST_F(GemvKernel, RmsNormPrologueNormalizesTheResidualStream) {
+TEST_P(GemvKernel, RmsNormPrologueNormalizesTheResidualStream) {
   for (auto dtype : {c10::kBFloat16, c10::kChar})
     for (auto [cols, rows] : kFusionShapes) {
       SCOPED_TRACE(name(dtype) + " " + std::to_string(rows) + "x" + std::to_string(cols));
@@ -172,7 +180,7 @@ TEST_F(GemvKernel, RmsNormPrologueNormalizesTheResidualStream) {
     }
 }
 
-TEST_F(GemvKernel, AddToYEpilogueUpdatesTheResidualInPlace) {
+TEST_P(GemvKernel, AddToYEpilogueUpdatesTheResidualInPlace) {
   for (auto dtype : {c10::kBFloat16, c10::kChar})
     for (auto [cols, rows] : kFusionShapes) {
       SCOPED_TRACE(name(dtype) + " " + std::to_string(rows) + "x" + std::to_string(cols));
@@ -193,7 +201,7 @@ TEST_F(GemvKernel, AddToYEpilogueUpdatesTheResidualInPlace) {
     }
 }
 
-TEST_F(GemvKernel, SwigluEpiloguePairsRowOWithRowNPlusO) {
+TEST_P(GemvKernel, SwigluEpiloguePairsRowOWithRowNPlusO) {
   for (auto dtype : {c10::kBFloat16, c10::kChar})
     for (auto [cols, n] : kFusionShapes)
       for (bool gather : {false, true}) {
@@ -224,7 +232,7 @@ TEST_F(GemvKernel, SwigluEpiloguePairsRowOWithRowNPlusO) {
       }
 }
 
-TEST_F(GemvKernel, RopeCacheEpilogueRotatesQAndKAndStoresKAndVAtThePosition) {
+TEST_P(GemvKernel, RopeCacheEpilogueRotatesQAndKAndStoresKAndVAtThePosition) {
   const int64_t head_dim = 64, heads = 4, kv_heads = 2, max_len = 8, pos = 5, cols = 512;
   const int64_t q_rows = heads * head_dim, kv_rows = kv_heads * head_dim;
   for (auto dtype : {c10::kBFloat16, c10::kChar}) {
@@ -256,7 +264,7 @@ TEST_F(GemvKernel, RopeCacheEpilogueRotatesQAndKAndStoresKAndVAtThePosition) {
   }
 }
 
-TEST_F(GemvKernel, FusionsRefuseLayoutsTheyCannotRun) {
+TEST_P(GemvKernel, FusionsRefuseLayoutsTheyCannotRun) {
   at::Tensor w = weights({64, 1024}, c10::kBFloat16), x = bf16_x(1025), y = bf16_x(64);
   kernels::GemvArgs args = args_for(w, x.slice(0, 1), y);   // misaligned x: the scalar path
   args.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
@@ -270,7 +278,7 @@ TEST_F(GemvKernel, FusionsRefuseLayoutsTheyCannotRun) {
   EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
 }
 
-TEST_F(GemvKernel, LaunchRejectsInconsistentArguments) {
+TEST_P(GemvKernel, LaunchRejectsInconsistentArguments) {
   kernels::GemvArgs args;
   EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
   at::Tensor w = weights({8, 8}, c10::kBFloat16), x = bf16_x(8);
@@ -281,6 +289,10 @@ TEST_F(GemvKernel, LaunchRejectsInconsistentArguments) {
   args.num_selected = 2;   // > 1 without expert_idx
   EXPECT_THROW(kernels::launch_gemv(args, stream()), Error);
 }
+
+INSTANTIATE_TEST_SUITE_P(Rules, GemvKernel,
+                         ::testing::Values(kernels::LaunchRules::kH100, kernels::LaunchRules::kH200),
+                         [](const auto& info) { return std::string(kernels::launch_rules_name(info.param)); });
 
 }  // namespace
 }  // namespace opbench

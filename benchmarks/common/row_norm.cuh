@@ -22,6 +22,7 @@
 #include <string>
 #include <type_traits>
 
+#include "common/launch_rules.h"
 #include "common/norm_args.h"
 #include "cuda/l2_policy.cuh"
 #include "opbench/check.h"
@@ -224,22 +225,25 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
   }
 }
 // two_pass_kernel on blocks of 128, 256 or 512 threads, 4 vectors a pass in flight per thread: the
-// fewest threads that take the row in one step, at most 512, 1536 threads an SM; RMSNorm rows of 513-1024
-// vectors on 512 threads x 2 vectors (2048 an SM), longer RMSNorm rows 1024 threads an SM. y is kept in
-// L2 (kKeepY) past 512 vectors: at 4096 bf16 it ran 3% slower so. Tuned on the H100
-// (results/NVIDIA_H100_80GB_HBM3/kernel_tune/explore_a74b59d, bf16 4096 rows against the launch before:
-// RMSNorm 8192 +2.3 to +3.2%, LayerNorm 8192 +1.8 to +4.2%, RMSNorm 16384 +0.9 to +1.2%).
+// fewest threads that take the row in one step, at most 512, 1536 threads an SM. y is kept in L2
+// (kKeepY) past 512 vectors: at 4096 bf16 it ran 3% slower so. Under the H100's rules (launch_rules.h)
+// RMSNorm rows of 513-1024 vectors run on 512 threads x 2 vectors (2048 an SM), longer RMSNorm rows 1024
+// threads an SM: on the H100 (results/NVIDIA_H100_80GB_HBM3/kernel_tune/explore_a74b59d, bf16 4096 rows
+// against the launch before) RMSNorm 8192 +2.3 to +3.2%, LayerNorm 8192 +1.8 to +4.2%, RMSNorm 16384
+// +0.9 to +1.2%; on the H200 those RMSNorm choices ran 5.9% slower than LayerNorm's
+// (results/NVIDIA_H200/kernel_tune/run1_9a9f0fa).
 template <typename T, typename Norm>
 void launch_two_pass(Row<T> r, int64_t rows, cudaStream_t stream) {
   const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
+  const bool rms_rules = !Norm::kCentered && current_launch_rules() == LaunchRules::kH100;
   const dim3 grid(static_cast<unsigned>(rows));
   if (vectors <= 128 * 4)
     two_pass_kernel<T, Norm, 128, 4, false, 12><<<grid, 128, 0, stream>>>(r);
-  else if (vectors <= 256 * 4 && Norm::kCentered)
+  else if (vectors <= 256 * 4 && !rms_rules)
     two_pass_kernel<T, Norm, 256, 4, true, 6><<<grid, 256, 0, stream>>>(r);
   else if (vectors <= 256 * 4)
     two_pass_kernel<T, Norm, 512, 2, true, 4><<<grid, 512, 0, stream>>>(r);
-  else if (Norm::kCentered)
+  else if (!rms_rules)
     two_pass_kernel<T, Norm, 512, 4, true, 3><<<grid, 512, 0, stream>>>(r);
   else
     two_pass_kernel<T, Norm, 512, 4, true, 2><<<grid, 512, 0, stream>>>(r);

@@ -21,6 +21,7 @@
 
 #include "common/gemv_kernel.h"
 #include "common/gemv_vector.cuh"
+#include "common/launch_rules.h"
 #include "common/row_norm.cuh"
 #include "cuda/timer_kernels.h"
 #include "layer_norm/layer_norm_kernel.h"
@@ -288,15 +289,19 @@ struct NormConfig {
     name, two_pass_launch<rn::LayerPolicy, B, V, K, M>, two_pass_launch<rn::RmsPolicy, B, V, K, M>, two_pass_fits \
   }
 // Names: r<V><s: streamed | c: cached>.b<B>; t.b<B>v<V>[k].m<M>: two passes (k: y kept in L2; M blocks
-// an SM at least). The launch: r4s.b128 up to 256 vectors a row, then t.b128v4.m12, t.b256v4k.m6 (RMSNorm:
-// t.b512v2k.m4), then t.b512v4k.m3 (RMSNorm: .m2).
+// an SM at least). The launch: r4s.b128 up to 256 vectors a row, then t.b128v4.m12, t.b256v4k.m6 (RMSNorm
+// under the H100's rules: t.b512v2k.m4), then t.b512v4k.m3 (RMSNorm under the H100's rules: .m2).
 const NormConfig kNormConfigs[] = {
     REG(4, true, 256, "r4s.b256"),           REG(4, false, 256, "r4c.b256"),
     REG(8, false, 256, "r8c.b256"),          REG(4, true, 128, "r4s.b128"),
     REG(2, false, 256, "r2c.b256"),          TWO_PASS(128, 4, false, 12, "t.b128v4.m12"),
     TWO_PASS(256, 4, false, 6, "t.b256v4.m6"), TWO_PASS(256, 4, true, 6, "t.b256v4k.m6"),
     TWO_PASS(512, 2, true, 4, "t.b512v2k.m4"), TWO_PASS(512, 4, false, 3, "t.b512v4.m3"),
-    TWO_PASS(512, 4, true, 3, "t.b512v4k.m3"), TWO_PASS(512, 4, true, 2, "t.b512v4k.m2")};
+    TWO_PASS(512, 4, true, 3, "t.b512v4k.m3"), TWO_PASS(512, 4, true, 2, "t.b512v4k.m2"),
+    TWO_PASS(512, 2, false, 4, "t.b512v2.m4"), TWO_PASS(512, 1, true, 4, "t.b512v1k.m4"),
+    TWO_PASS(256, 8, true, 4, "t.b256v8k.m4"), TWO_PASS(256, 4, true, 8, "t.b256v4k.m8"),
+    TWO_PASS(1024, 1, true, 2, "t.b1024v1k.m2"), TWO_PASS(1024, 2, true, 2, "t.b1024v2k.m2"),
+    TWO_PASS(1024, 2, false, 2, "t.b1024v2.m2")};
 
 // Reads every row of x twice as inductor's two-pass LayerNorm does (a block per row; the first pass with
 // an L2 evict_last policy, the second with evict_first), to see whether lines so read survive the read
@@ -366,6 +371,9 @@ void tune_norm(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps, b
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 40;
   Timer timer;
+  namespace k = opbench::kernels;
+  std::fprintf(stderr, "kernel_tune: the library's launch follows the %s rules (this GPU: peak DRAM %.1f GB/s an SM)\n",
+               k::launch_rules_name(k::current_launch_rules()), k::current_dram_gbps_per_sm());
   std::printf("kind,dtype,case,config,us,GBps,check\n");
   const std::vector<GemvCase> cases = {
       {"Gemv/1024", 1024, 1024, 1, 0, true},          {"Gemv/4096", 4096, 4096, 1, 0, true},

@@ -10,7 +10,7 @@ out=${TUNE_OUT:-$root/results/$gpu/kernel_tune}
 mkdir -p "$out" build
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
 nvcc -O3 -std=c++17 -arch=sm_"$cc" -DOPBENCH_HAVE_CUDA -Ibenchmarks -Ilib verify/tune/kernel_tune.cu \
-  benchmarks/common/gemv_kernel.cu benchmarks/layer_norm/layer_norm_kernel.cu benchmarks/rms_norm/rms_norm_kernel.cu \
+  benchmarks/common/gemv_kernel.cu benchmarks/common/launch_rules.cpp benchmarks/layer_norm/layer_norm_kernel.cu benchmarks/rms_norm/rms_norm_kernel.cu \
   lib/cuda/timer_kernels.cu lib/check.cpp -o build/kernel_tune
 build/kernel_tune "${1:-40}" ${2:-} >"$out/kernel_tune.csv"
 python3 verify/tune/summarize.py "$out/kernel_tune.csv" | tee "$out/summary.txt"
