@@ -74,6 +74,31 @@ __device__ __forceinline__ float group_sum(float v, int group_threads) {
   return total;
 }
 
+// Partial statistics of some elements: their count, mean and sum of squared deviations from that mean.
+struct Moments {
+  float n, mean, m2;
+};
+// The statistics of a and b together (Chan, Golub and LeVeque's pairwise update).
+__device__ __forceinline__ Moments combine(Moments a, Moments b) {
+  const float n = a.n + b.n;
+  if (n == 0.f) return a;
+  const float delta = b.mean - a.mean, b_share = b.n / n;
+  return {n, fmaf(delta, b_share, a.mean), a.m2 + b.m2 + delta * delta * a.n * b_share};
+}
+// The statistics of every thread's `m` together; every thread gets them. REQUIRES: every thread of the
+// block calls it, blockDim.x a multiple of 32.
+__device__ __forceinline__ Moments block_moments(Moments m) {
+  __shared__ Moments warp_moments[32];
+  for (int offset = 16; offset > 0; offset /= 2)
+    m = combine(m, {__shfl_xor_sync(0xffffffffu, m.n, offset), __shfl_xor_sync(0xffffffffu, m.mean, offset),
+                    __shfl_xor_sync(0xffffffffu, m.m2, offset)});
+  if (threadIdx.x % 32 == 0) warp_moments[threadIdx.x / 32] = m;
+  __syncthreads();
+  Moments total = warp_moments[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) total = combine(total, warp_moments[w]);
+  return total;
+}
+
 // The output vector of x vector `xq` (wq, bq: the weight's and the bias's).
 template <typename T, typename Norm>
 __device__ __forceinline__ uint4 out_vector(uint4 xq, uint4 wq, uint4 bq, bool bias, float mean, float scale) {
@@ -157,8 +182,10 @@ void launch_vector(Row<T> r, int64_t rows, int block_threads, cudaStream_t strea
 }
 
 // Long rows: a row per block, read twice. The first pass (x kept in L2 with evict_last) sums x - s and
-// (x - s)^2 for a shift s, the row's first element, so that one reduction gives both statistics without
-// the cancellation of unshifted sums; the second pass reads x again, from L2 (evict_first: x is done),
+// (x - s)^2 for a shift s, the thread's first element, so that its sums do not cancel; for LayerNorm each
+// thread's count, mean and squared deviations are then combined over the block in one reduction
+// (block_moments; with one shift for the whole row, the row's first element, a first element 4 sigma out
+// left fp32 outputs 20 ulp off); the second pass reads x again, from L2 (evict_first: x is done),
 // and writes y, with kKeepY under an evict_last policy too, so that L2 gives up x's lines before y's.
 // kVec vectors of each pass in flight per thread; at least kMinBlocks blocks an SM (the registers follow:
 // 2048 threads of 2 vectors fit 32 registers, 1536 threads of 4 fit 40; at 32 those would spill). Against
@@ -170,7 +197,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
   constexpr int kPer = kVectorBytes / sizeof(T);
   const int64_t vectors = r.cols / kPer, step = int64_t{kThreads} * kVec;
   const uint4* xr = reinterpret_cast<const uint4*>(r.x + blockIdx.x * r.row_stride);
-  const float shift = Norm::kCentered ? to_f(r.x[blockIdx.x * r.row_stride]) : 0.f;
   const uint64_t keep = opbench::detail::l2_policy(true), drop = opbench::detail::l2_policy(false);
   // A thread's kVec vectors of one step, all loads in flight before any is used.
   auto load_step = [&](int64_t first, uint64_t policy, uint4 (&q)[kVec]) {
@@ -178,10 +204,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
     for (int i = 0; i < kVec; ++i)
       if (first + i * kThreads < vectors) q[i] = opbench::detail::load_with_policy(xr + first + i * kThreads, policy);
   };
-  float sum = 0.f, sum_sq = 0.f;
+  float sum = 0.f, sum_sq = 0.f, shift = 0.f;
   for (int64_t first = threadIdx.x; first < vectors; first += step) {
     uint4 q[kVec];
     load_step(first, keep, q);
+    if (Norm::kCentered && first == threadIdx.x) shift = to_f(reinterpret_cast<const T*>(&q[0])[0]);
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       if (first + i * kThreads >= vectors) continue;
@@ -197,10 +224,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
   const float cols = static_cast<float>(r.cols);
   float mean = 0.f;
   if constexpr (Norm::kCentered) {
-    const float shifted_mean = group_sum(sum, kThreads) / cols;
-    mean = shift + shifted_mean;
-    // the centered sum of squares: sum (x - s)^2 - n (mean - s)^2
-    sum_sq = fmaxf(group_sum(sum_sq, kThreads) - cols * shifted_mean * shifted_mean, 0.f);
+    const int64_t mine = threadIdx.x < vectors ? (vectors - threadIdx.x + kThreads - 1) / kThreads : 0;
+    const float n = static_cast<float>(mine * kPer), shifted_mean = n > 0.f ? sum / n : 0.f;
+    // the thread's centered sum of squares: sum (x - s)^2 - n (mean - s)^2
+    const Moments row = block_moments({n, shift + shifted_mean, fmaxf(sum_sq - sum * shifted_mean, 0.f)});
+    mean = row.mean;
+    sum_sq = row.m2;
   } else {
     sum_sq = group_sum(sum_sq, kThreads);
   }
