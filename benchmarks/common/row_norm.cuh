@@ -74,31 +74,6 @@ __device__ __forceinline__ float group_sum(float v, int group_threads) {
   return total;
 }
 
-// Partial statistics of some elements: their count, mean and sum of squared deviations from that mean.
-struct Moments {
-  float n, mean, m2;
-};
-// The statistics of a and b together (Chan, Golub and LeVeque's pairwise update).
-__device__ __forceinline__ Moments combine(Moments a, Moments b) {
-  const float n = a.n + b.n;
-  if (n == 0.f) return a;
-  const float delta = b.mean - a.mean, b_share = b.n / n;
-  return {n, fmaf(delta, b_share, a.mean), a.m2 + b.m2 + delta * delta * a.n * b_share};
-}
-// The statistics of every thread's `m` together; every thread gets them. REQUIRES: every thread of the
-// block calls it, blockDim.x a multiple of 32.
-__device__ __forceinline__ Moments block_moments(Moments m) {
-  __shared__ Moments warp_moments[32];
-  for (int offset = 16; offset > 0; offset /= 2)
-    m = combine(m, {__shfl_xor_sync(0xffffffffu, m.n, offset), __shfl_xor_sync(0xffffffffu, m.mean, offset),
-                    __shfl_xor_sync(0xffffffffu, m.m2, offset)});
-  if (threadIdx.x % 32 == 0) warp_moments[threadIdx.x / 32] = m;
-  __syncthreads();
-  Moments total = warp_moments[0];
-  for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) total = combine(total, warp_moments[w]);
-  return total;
-}
-
 // The output vector of x vector `xq` (wq, bq: the weight's and the bias's).
 template <typename T, typename Norm>
 __device__ __forceinline__ uint4 out_vector(uint4 xq, uint4 wq, uint4 bq, bool bias, float mean, float scale) {
@@ -182,10 +157,11 @@ void launch_vector(Row<T> r, int64_t rows, int block_threads, cudaStream_t strea
 }
 
 // Long rows: a row per block, read twice. The first pass (x kept in L2 with evict_last) sums x - s and
-// (x - s)^2 for a shift s, the thread's first element, so that its sums do not cancel; for LayerNorm each
-// thread's count, mean and squared deviations are then combined over the block in one reduction
-// (block_moments; with one shift for the whole row, the row's first element, a first element 4 sigma out
-// left fp32 outputs 20 ulp off); the second pass reads x again, from L2 (evict_first: x is done),
+// (x - s)^2 for a shift s, the thread's own first element, so that the thread's sums do not cancel; for
+// LayerNorm the row's mean is then the sum of the threads' n (mean - c) for c the row's first element,
+// and its centered sum of squares the sum of each thread's own plus n (thread mean - row mean)^2: no
+// term cancels (one shift for the whole row, its first element, cancelled when that element was an
+// outlier: fp32 outputs ~20 ulp off); the second pass reads x again, from L2 (evict_first: x is done),
 // and writes y, with kKeepY under an evict_last policy too, so that L2 gives up x's lines before y's.
 // kVec vectors of each pass in flight per thread; at least kMinBlocks blocks an SM (the registers follow:
 // 2048 threads of 2 vectors fit 32 registers, 1536 threads of 4 fit 40; at 32 those would spill). Against
@@ -226,10 +202,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
   if constexpr (Norm::kCentered) {
     const int64_t mine = threadIdx.x < vectors ? (vectors - threadIdx.x + kThreads - 1) / kThreads : 0;
     const float n = static_cast<float>(mine * kPer), shifted_mean = n > 0.f ? sum / n : 0.f;
-    // the thread's centered sum of squares: sum (x - s)^2 - n (mean - s)^2
-    const Moments row = block_moments({n, shift + shifted_mean, fmaxf(sum_sq - sum * shifted_mean, 0.f)});
-    mean = row.mean;
-    sum_sq = row.m2;
+    const float row_first = to_f(r.x[blockIdx.x * r.row_stride]);
+    const float thread_mean = (shift - row_first) + shifted_mean;   // the thread's mean - c
+    const float row_mean = group_sum(n * thread_mean, kThreads) / cols;   // the row's mean - c
+    mean = row_first + row_mean;
+    // the thread's centered sum of squares, sum (x - s)^2 - n (mean - s)^2, plus its mean's deviation
+    const float deviation = thread_mean - row_mean;
+    sum_sq = group_sum(fmaxf(sum_sq - sum * shifted_mean, 0.f) + n * deviation * deviation, kThreads);
   } else {
     sum_sq = group_sum(sum_sq, kThreads);
   }
