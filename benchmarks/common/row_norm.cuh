@@ -324,7 +324,7 @@ void launch(const char* who, Row<T> r, int64_t rows, cudaStream_t stream) {
   if (!vectorizable(r.x, r.w, r.b, r.y, r.cols, r.row_stride, sizeof(T))) {
     scalar_kernel<T, Norm><<<static_cast<unsigned>(rows), 256, 0, stream>>>(r);
   } else {
-    // Tuned on the H100 (verify/tune, results/NVIDIA_H100_80GB_HBM3/kernel_tune), 4 vectors a thread:
+    // Tuned on the H100 and the same on the H200 (verify/tune, results/<gpu>/kernel_tune), 4 vectors a thread:
     // rows of up to 256 vectors (2048 bf16) in registers, streamed, on blocks of 4 warps; longer rows by
     // two passes over L2, a row per block (launch_two_pass).
     const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
