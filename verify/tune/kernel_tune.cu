@@ -23,6 +23,7 @@
 #include "common/gemv_vector.cuh"
 #include "common/launch_rules.h"
 #include "common/row_norm.cuh"
+#include "cuda/l2_policy.cuh"
 #include "cuda/timer_kernels.h"
 #include "layer_norm/layer_norm_kernel.h"
 #include "rms_norm/rms_norm_kernel.h"
@@ -307,17 +308,12 @@ const NormConfig kNormConfigs[] = {
 // an L2 evict_last policy, the second with evict_first), to see whether lines so read survive the read
 // flush that precedes each timed launch.
 __global__ void read_as_inductor(const uint4* x, int64_t row_vectors, int* sink) {
-  uint64_t keep, drop;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(drop));
+  const uint64_t keep = opbench::detail::l2_policy(true), drop = opbench::detail::l2_policy(false);
   const uint4* xr = x + blockIdx.x * row_vectors;
   unsigned acc = 0;
   for (int pass = 0; pass < 2; ++pass)
     for (int64_t v = threadIdx.x; v < row_vectors; v += blockDim.x) {
-      uint4 q;
-      asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                   : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w)
-                   : "l"(xr + v), "l"(pass ? drop : keep));
+      const uint4 q = opbench::detail::load_with_policy(xr + v, pass ? drop : keep);
       acc ^= q.x ^ q.y ^ q.z ^ q.w;
     }
   if (acc == 0x9E3779B9u) *sink = static_cast<int>(acc);   // keeps the loads
