@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "common/per_device.h"
 #include "opbench/check.h"
 
 namespace opbench::kernels {
@@ -37,15 +38,12 @@ __device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefe
 // True when the current device supports programmatic dependent launch (compute capability >= 9.0).
 // Read once per device: the decode step asks on every launch.
 inline bool programmatic_launch_supported() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int8_t> known[kMaxDevices] = {};   // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  OPBENCH_CUDA_CHECK(cudaGetDevice(&device));
-  if (device < kMaxDevices && known[device] != 0) return known[device] == 2;
-  int major = 0;
-  OPBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (device < kMaxDevices) known[device] = major >= 9 ? 2 : 1;
-  return major >= 9;
+  static std::atomic<int8_t> cache[kMaxCachedDevices] = {};
+  return once_per_device(cache, [](int device) {
+           int major = 0;
+           OPBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+           return major >= 9 ? 1 : 0;
+         }) == 1;
 }
 
 template <typename... Params, typename... Args>

@@ -5,6 +5,9 @@
 #include <cstdlib>
 
 #include "opbench/check.h"
+#ifdef OPBENCH_HAVE_CUDA
+#include "common/per_device.h"
+#endif
 
 namespace opbench::kernels {
 namespace {
@@ -79,14 +82,9 @@ LaunchRules current_launch_rules() {
   if (g_scoped) return *g_scoped;
   if (auto rules = environment_rules()) return *rules;
 #ifdef OPBENCH_HAVE_CUDA
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int8_t> known[kMaxDevices] = {};   // 0 unknown, else 1 + the rules
-  int device = 0;
-  OPBENCH_CUDA_CHECK(cudaGetDevice(&device));
-  if (device < kMaxDevices && known[device] != 0) return static_cast<LaunchRules>(known[device] - 1);
-  const LaunchRules rules = nearest_launch_rules(current_dram_gbps_per_sm());
-  if (device < kMaxDevices) known[device] = static_cast<int8_t>(1 + static_cast<int>(rules));
-  return rules;
+  static std::atomic<int8_t> cache[kMaxCachedDevices] = {};
+  return static_cast<LaunchRules>(
+      once_per_device(cache, [](int) { return static_cast<int>(nearest_launch_rules(current_dram_gbps_per_sm())); }));
 #else
   return LaunchRules::kH100;
 #endif
