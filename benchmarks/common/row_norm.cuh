@@ -11,7 +11,7 @@
 //   struct Norm { static constexpr bool kCentered;   // true: a mean is subtracted (LayerNorm)
 //                 static constexpr bool kBias;       // true: a bias may be added (when Row::b is set)
 //                 static float scale(float sum_sq, float cols, float eps);   // from the (centered) sum of squares
-//                 template <typename T> static T out(float x, float mean, float scale, T w, T b); };
+//                 template <typename T> static T out(float x, float mean, float scale, float w, float b); };
 // Include only from .cu files.
 #pragma once
 #include <cuda_bf16.h>
@@ -39,6 +39,19 @@ template <typename T> __device__ __forceinline__ T from_f(float v);
 template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// Element k of a 16-byte vector of T, in fp32 (k a constant once unrolled).
+template <typename T>
+__device__ __forceinline__ float element(const uint4& q, int k) {
+  return to_f(reinterpret_cast<const T*>(&q)[k]);
+}
+// bf16 is fp32's upper half: one shift or one mask an element, where converting each 16-bit element on
+// its own took a byte permute and a shift for every other one (sm_90 SASS).
+template <>
+__device__ __forceinline__ float element<__nv_bfloat16>(const uint4& q, int k) {
+  const uint32_t word = k < 4 ? (k < 2 ? q.x : q.y) : (k < 6 ? q.z : q.w);
+  return __uint_as_float(k % 2 == 0 ? word << 16 : word & 0xffff0000u);
+}
 
 template <typename T>
 struct Row {
@@ -77,14 +90,11 @@ __device__ __forceinline__ float group_sum(float v, int group_threads) {
 // The output vector of x vector `xq` (wq, bq: the weight's and the bias's).
 template <typename T, typename Norm>
 __device__ __forceinline__ uint4 out_vector(uint4 xq, uint4 wq, uint4 bq, bool bias, float mean, float scale) {
-  const T* e = reinterpret_cast<const T*>(&xq);
-  const T* we = reinterpret_cast<const T*>(&wq);
-  const T* be = reinterpret_cast<const T*>(&bq);
   uint4 out;
   T* o = reinterpret_cast<T*>(&out);
 #pragma unroll
   for (int k = 0; k < kVectorBytes / static_cast<int>(sizeof(T)); ++k)
-    o[k] = Norm::out(to_f(e[k]), mean, scale, we[k], bias ? be[k] : T());
+    o[k] = Norm::template out<T>(element<T>(xq, k), mean, scale, element<T>(wq, k), bias ? element<T>(bq, k) : 0.f);
   return out;
 }
 
@@ -109,9 +119,8 @@ __global__ void vector_kernel(Row<T> r, int64_t rows, int group_threads) {
     for (int i = 0; i < kVec; ++i) {
       const int64_t v = t + static_cast<int64_t>(i) * group_threads;
       if (!has_row || v >= vectors) continue;
-      const T* e = reinterpret_cast<const T*>(&held[i]);
 #pragma unroll
-      for (int k = 0; k < kPer; ++k) f(to_f(e[k]));
+      for (int k = 0; k < kPer; ++k) f(element<T>(held[i], k));
     }
   };
   float mean = 0.f;
@@ -188,10 +197,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       if (first + i * kThreads >= vectors) continue;
-      const T* e = reinterpret_cast<const T*>(&q[i]);
 #pragma unroll
       for (int k = 0; k < kPer; ++k) {
-        const float d = to_f(e[k]) - shift;
+        const float d = element<T>(q[i], k) - shift;
         sum += d;
         sum_sq = fmaf(d, d, sum_sq);
       }
@@ -274,12 +282,16 @@ __global__ void scalar_kernel(Row<T> r) {
   const float scale = Norm::scale(group_sum(sum_sq, blockDim.x), static_cast<float>(r.cols), r.eps);
   T* yr = r.y + blockIdx.x * r.cols;
   for (int64_t c = threadIdx.x; c < r.cols; c += blockDim.x)
-    yr[c] = Norm::out(to_f(xr[c]), mean, scale, r.w[c], r.b ? r.b[c] : T());
+    yr[c] = Norm::template out<T>(to_f(xr[c]), mean, scale, to_f(r.w[c]), r.b ? to_f(r.b[c]) : 0.f);
 }
 
 inline bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
 
-// As at::layer_norm: the biased variance, the output computed in fp32 and rounded once.
+// As at::layer_norm: the biased variance, the output computed in fp32 and rounded once. For 16-bit
+// outputs the normalized value is x rstd - mean rstd, one FMA (mean rstd is the row's): its rounding,
+// fp32's epsilon times |mean| rstd, stays far below a 16-bit ulp of the output for any mean/deviation
+// ratio a 16-bit row can hold (the deviation at least about the row's ulp there, 2^-8 |mean| for bf16);
+// fp32 rows keep (x - mean) rstd.
 struct LayerPolicy {
   static constexpr bool kBias = true;
   static constexpr bool kCentered = true;
@@ -287,8 +299,11 @@ struct LayerPolicy {
     return rsqrtf(centered_sum_sq / cols + eps);
   }
   template <typename T>
-  __device__ static T out(float x, float mean, float rstd, T w, T b) {
-    return from_f<T>(fmaf((x - mean) * rstd, to_f(w), to_f(b)));
+  __device__ static T out(float x, float mean, float rstd, float w, float b) {
+    if constexpr (sizeof(T) == 2)
+      return from_f<T>(fmaf(fmaf(x, rstd, -mean * rstd), w, b));
+    else
+      return from_f<T>(fmaf((x - mean) * rstd, w, b));
   }
 };
 
@@ -299,8 +314,8 @@ struct RmsPolicy {
   static constexpr bool kCentered = false;
   __device__ static float scale(float sum_sq, float cols, float eps) { return rsqrtf(sum_sq / cols + eps); }
   template <typename T>
-  __device__ static T out(float x, float, float scale, T w, T) {
-    return from_f<T>(to_f(from_f<T>(x * scale)) * to_f(w));
+  __device__ static T out(float x, float, float scale, float w, float) {
+    return from_f<T>(to_f(from_f<T>(x * scale)) * w);
   }
 };
 

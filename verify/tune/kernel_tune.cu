@@ -9,7 +9,8 @@
 // after a kernel reads x as inductor's two-pass LayerNorm does (evict_last, then evict_first), and after
 // cudaCtxResetPersistingL2Cache. Writes one CSV line per (case, configuration) to stdout
 // (verify/tune/summarize.py sums it up). Built by verify/tune/run.sh with the kernels' sources and the
-// timers' flush and hold (lib/cuda/timer_kernels.cu); no LibTorch. kernel_tune [REPS [gemv|norm]].
+// timers' flush and hold (lib/cuda/timer_kernels.cu); no LibTorch. kernel_tune [REPS [gemv|norm [COLS]]]:
+// with COLS, the norms of 4096 rows of that width alone (no odd widths, no L2 test).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -384,13 +385,16 @@ int main(int argc, char** argv) {
   for (bool int8 : {false, true})
     for (const GemvCase& gc : cases)
       if (only != "norm") tune_gemv(timer, gc, int8, reps);
+  const int64_t only_cols = argc > 3 ? std::atoll(argv[3]) : 0;
   for (bool layer : {true, false}) {
     if (only == "gemv") break;
-    for (int64_t cols : {1024, 4096, 8192, 16384}) tune_norm(timer, 4096, cols, layer, reps);
+    for (int64_t cols : {1024, 4096, 8192, 16384})
+      if (only_cols == 0 || cols == only_cols) tune_norm(timer, 4096, cols, layer, reps);
+    if (only_cols != 0) continue;
     // Widths that leave a partial step and a partial last block (33 rows): checks, the times are small.
     for (int64_t cols : {1032, 4104, 16392}) tune_norm(timer, 33, cols, layer, reps);
   }
-  if (only != "gemv")   // last: lines it leaves in L2 would flatter whatever runs after it
+  if (only != "gemv" && only_cols == 0)   // last: lines it leaves in L2 would flatter whatever runs after it
     for (int64_t cols : {8192, 16384}) tune_norm(timer, 4096, cols, true, reps, true);
   return 0;
 }
