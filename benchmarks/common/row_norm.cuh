@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
   for (int64_t first = threadIdx.x; first < vectors; first += step) {
     uint4 q[kVec];
     load_step(first, keep, q);
-    if (Norm::kCentered && first == threadIdx.x) shift = to_f(reinterpret_cast<const T*>(&q[0])[0]);
+    if (Norm::kCentered && first == threadIdx.x) shift = element<T>(q[0], 0);
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       if (first + i * kThreads >= vectors) continue;
