@@ -70,24 +70,24 @@ struct Config {
 
 // The kernel of one configuration, prologue and epilogue: fusions and the programmatic launch's code are
 // template parameters, so the plain GEMV runs none of their code.
-template <typename T, typename C, bool kProgrammatic, bool kNorm, GemvEpilogue kEpilogue>
+template <typename T, typename C, bool kMayGather, bool kProgrammatic, bool kNorm, GemvEpilogue kEpilogue>
 void launch_fused(const GemvArgs& a, cudaStream_t stream) {
   const dim3 grid(gemv::vector_blocks<C::warps, C::group, C::rows>(a.rows), static_cast<unsigned>(a.num_selected));
-  launch_kernel(gemv::vector_kernel<T, C::warps, C::group, C::rows, C::steps, kProgrammatic, kNorm, kEpilogue>, grid,
+  launch_kernel(gemv::vector_kernel<T, C::warps, C::group, C::rows, C::steps, kMayGather, kProgrammatic, kNorm, kEpilogue>, grid,
                 dim3(C::warps * kWarpSize), 0, stream, a.programmatic, params_of(a));
 }
 
-template <typename T, typename C, bool kProgrammatic, bool kNorm>
+template <typename T, typename C, bool kMayGather, bool kProgrammatic, bool kNorm>
 void launch_epilogue(const GemvArgs& a, cudaStream_t stream) {
   switch (a.fusion.epilogue) {
-    case GemvEpilogue::kStore: return launch_fused<T, C, kProgrammatic, kNorm, GemvEpilogue::kStore>(a, stream);
-    case GemvEpilogue::kAddToY: return launch_fused<T, C, kProgrammatic, kNorm, GemvEpilogue::kAddToY>(a, stream);
+    case GemvEpilogue::kStore: return launch_fused<T, C, kMayGather, kProgrammatic, kNorm, GemvEpilogue::kStore>(a, stream);
+    case GemvEpilogue::kAddToY: return launch_fused<T, C, kMayGather, kProgrammatic, kNorm, GemvEpilogue::kAddToY>(a, stream);
     case GemvEpilogue::kSwiglu:
     case GemvEpilogue::kRopeCache:
       if constexpr (C::rows == 2) {
         if (a.fusion.epilogue == GemvEpilogue::kSwiglu)
-          return launch_fused<T, C, kProgrammatic, kNorm, GemvEpilogue::kSwiglu>(a, stream);
-        return launch_fused<T, C, kProgrammatic, kNorm, GemvEpilogue::kRopeCache>(a, stream);
+          return launch_fused<T, C, kMayGather, kProgrammatic, kNorm, GemvEpilogue::kSwiglu>(a, stream);
+        return launch_fused<T, C, kMayGather, kProgrammatic, kNorm, GemvEpilogue::kRopeCache>(a, stream);
       }
   }
   throw Error("launch_gemv: the paired epilogues need a configuration of two rows a group");
@@ -95,20 +95,32 @@ void launch_epilogue(const GemvArgs& a, cudaStream_t stream) {
 
 // Only a programmatic launch's kernel prefetches W and carries the launch-control instructions
 // (gemv_vector.cuh says why).
-template <typename T, typename C, bool kProgrammatic>
+template <typename T, typename C, bool kMayGather, bool kProgrammatic>
 void launch_prologue(const GemvArgs& a, cudaStream_t stream) {
   if (a.fusion.norm_w != nullptr)
-    launch_epilogue<T, C, kProgrammatic, true>(a, stream);
+    launch_epilogue<T, C, kMayGather, kProgrammatic, true>(a, stream);
   else
-    launch_epilogue<T, C, kProgrammatic, false>(a, stream);
+    launch_epilogue<T, C, kMayGather, kProgrammatic, false>(a, stream);
 }
 
+template <typename T, typename C, bool kMayGather>
+void launch_by_mode(const GemvArgs& a, cudaStream_t stream) {
+  if (a.programmatic && programmatic_launch_supported())
+    launch_prologue<T, C, kMayGather, true>(a, stream);
+  else
+    launch_prologue<T, C, kMayGather, false>(a, stream);
+}
+
+// A bf16 GEMV without a gather runs a kernel without the expert's code: half the instructions before the
+// first load of W (80 -> 40 on sm_90). Same-call A/Bs (results/<gpu>/gemv_plain_*): on the H100 the launch
+// +2.2% at 1024 rows and +3.0% at 4096; on the H200 its 8-warp configuration +8% and +3%, the launch there
+// (4 warps) unchanged. int8 and the gathers keep the one kernel: compiled without that code they held
+// different registers (int8 46 instead of 64, gathers 36 instead of 32) and ran 2-10% slower on the H100.
 template <typename T, typename C>
 void launch_vector(const GemvArgs& a, cudaStream_t stream) {
-  if (a.programmatic && programmatic_launch_supported())
-    launch_prologue<T, C, true>(a, stream);
-  else
-    launch_prologue<T, C, false>(a, stream);
+  if constexpr (sizeof(T) == 2)
+    if (a.expert_idx == nullptr) return launch_by_mode<T, C, false>(a, stream);
+  launch_by_mode<T, C, true>(a, stream);
 }
 
 // The configuration by launch_rules.h's set, from verify/tune on each GPU (results/<gpu>/kernel_tune).

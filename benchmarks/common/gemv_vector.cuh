@@ -194,9 +194,10 @@ __device__ __forceinline__ void store_rope_cache(const Params& p, const Epilogue
 // 16-byte path (see the top). REQUIRES: the layout rules of gemv_vectorizable; kRows == 2 for the
 // kSwiglu and kRopeCache epilogues; blocks of kWarps warps. kNormInput: the RMSNorm prologue (x is the residual stream; each
 // group sums the squares of the x it reads, the whole row of x, and scales its results at the end).
-// kSwiglu: a group's two rows are o and o + rows / 2 (grid over rows / 2 output rows).
-template <typename T, int kWarps, int kGroup, int kRows, int kSteps, bool kProgrammatic = false, bool kNormInput = false,
-          GemvEpilogue kEpilogue = GemvEpilogue::kStore>
+// kSwiglu: a group's two rows are o and o + rows / 2 (grid over rows / 2 output rows). kMayGather false:
+// REQUIRES no expert index (grid.y 1); the kernel then has none of the gather's code.
+template <typename T, int kWarps, int kGroup, int kRows, int kSteps, bool kMayGather = true, bool kProgrammatic = false,
+          bool kNormInput = false, GemvEpilogue kEpilogue = GemvEpilogue::kStore>
 __global__ void __launch_bounds__(kWarps * kWarpSize) vector_kernel(Params p) {
   static_assert(kWarps % kGroup == 0, "a block holds whole row groups");
   constexpr int kElems = XChunk<T>::kElems;
@@ -210,11 +211,11 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) vector_kernel(Params p) {
                 "the paired epilogues take two rows a group");
   constexpr bool paired = kEpilogue == GemvEpilogue::kSwiglu;
   const int64_t first_row = paired ? group_index : group_index * kRows, row_step = paired ? p.rows / 2 : 1;
-  const int64_t slice = blockIdx.y;
+  const int64_t slice = kMayGather ? blockIdx.y : 0;
   const bool has_rows = first_row < (paired ? row_step : p.rows);   // uniform across the group; a group without rows still syncs
-  if (kProgrammatic && p.expert_idx != nullptr) wait_for_inputs();   // the index comes from an earlier kernel
-  const int64_t expert = expert_of(p, slice);
-  const int rows_here = !has_rows ? 0 : paired ? 2 : static_cast<int>(p.rows - first_row < kRows ? p.rows - first_row : kRows);
+  if (kProgrammatic && kMayGather && p.expert_idx != nullptr) wait_for_inputs();   // the index comes from an earlier kernel
+  const int64_t expert = kMayGather ? expert_of(p, slice) : 0;
+  const int rows_here = !has_rows ? 0 : paired ? 2 : kRows == 1 ? 1 : static_cast<int>(p.rows - first_row < kRows ? p.rows - first_row : kRows);
   // A partial row group reads its last row again in place of the missing ones (never out of bounds).
   int64_t row_off[kRows];
 #pragma unroll

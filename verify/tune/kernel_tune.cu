@@ -196,7 +196,11 @@ struct GemvConfig {
 template <typename T, int W, int G, int R, int S>
 void launch_config(const Params& p, unsigned selected, cudaStream_t s) {
   using namespace opbench::kernels::gemv;
-  vector_kernel<T, W, G, R, S><<<dim3(vector_blocks<W, G, R>(p.rows), selected), W * kWarpSize, 0, s>>>(p);
+  const dim3 grid(vector_blocks<W, G, R>(p.rows), selected);
+  if (sizeof(T) == 2 && p.expert_idx == nullptr)   // as launch_gemv: bf16 without a gather, no expert code
+    vector_kernel<T, W, G, R, S, false><<<grid, W * kWarpSize, 0, s>>>(p);
+  else
+    vector_kernel<T, W, G, R, S><<<grid, W * kWarpSize, 0, s>>>(p);
 }
 // Names: w<warps a block>g<warps a row group>r<rows a group>s<steps in flight>.
 #define CONFIG(W, G, R, S) \
