@@ -4,7 +4,9 @@
 #   verify/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
 #                                    collective; models models_py timers selftest (not in the default list: minutes each);
 #                                    tune (verify/tune: every GEMV and norm configuration), kernel_tests (the GPU
-#                                    tests of the own kernels and the decode step, without the rest of ctest)
+#                                    tests of the own kernels and the decode step, without the rest of ctest),
+#                                    vs_inductor (ROUNDS alternating rounds of the own kernels and torch.compile,
+#                                    the median table of verify/vs_inductor.py)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,6 +64,17 @@ step_compile() {  # torch.compile (inductor) and eager beside the own kernels, s
   python3 verify/compile_reference.py --json "$out/compile.json" --compare "$out/sweep/bench_ops.json" \
     >"$out/compile.txt" 2>&1
   log "compile reference rc $?: $(tail -1 "$out/compile.txt")"
+}
+step_vs_inductor() {  # ROUNDS (default 3) alternating rounds of bench_ops and compile_reference, then the median table
+  local dir="$out/vs_inductor" i
+  local filter='^(Ceiling/bf16/32768x16384/(read|write|copy)|(LayerNorm|RMSNorm)/bf16/4096x|(Gemv|GatherGemv)/(bf16|int8)/)'
+  for i in $(seq "${ROUNDS:-3}"); do
+    mkdir -p "$dir/round$i"
+    wall $bench --benchmark_filter="$filter" --benchmark_out="$dir/round$i/bench_ops.json" \
+      --benchmark_out_format=json >"$dir/round$i/bench_ops.txt" 2>&1
+    wall python3 verify/compile_reference.py --json "$dir/round$i/compile.json" >"$dir/round$i/compile.txt" 2>&1
+  done
+  python3 verify/vs_inductor.py "$dir"/round* --markdown "$dir/table.md" | tail -12 >&2
 }
 step_graph() {
   wall $bench --opbench_timer=graph --benchmark_filter='^(LayerNorm/bf16|Gemv|GatherGemv)/' \

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""The speed-of-light acceptance table: own kernels against torch.compile, over alternating rounds.
+
+  vs_inductor.py ROUND_DIR [ROUND_DIR ...] [--markdown OUT.md]
+
+Each ROUND_DIR holds one round of gpu_session.sh's vs_inductor step: bench_ops.json (bench_ops, the
+cases below and the Ceiling rows) and compile.json (compile_reference.py), run one after the other.
+One process's time for a case can differ from another's by more than the gaps judged here (2026-11-24:
+up to 6% for an unchanged kernel), so the rounds alternate the two processes and each figure is the
+median over the rounds.
+
+Per case (LayerNorm and RMSNorm bf16 4096 x D; Gemv and GatherGemv bf16 and int8 D x D; D = 1024, 4096,
+8192, 16384): the medians of the own kernel (`cuda`), ATen and inductor in us; the own kernel's GB/s
+(the case's bytes over its median time) and its share of the matching ceiling (norms read and write:
+copy; GEMVs read: read), each ceiling the median of the rounds' Ceiling/bf16/32768x16384 rows; own vs
+inductor (inductor / own - 1 of the medians: + means the own kernel is faster) and its range over the
+rounds. Then the issue's criteria, each met or not with its figure:
+  - own >= inductor at D >= 4096, within 5% at D = 1024;
+  - GEMVs at D = 16384 >= 95% of read; norms at D >= 8192 >= 90% of copy.
+Exit status 0 with the table; 2 with one line naming the file on unusable input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results
+import opbench_results  # noqa: E402
+
+DIMS = (1024, 4096, 8192, 16384)
+CEILING = "Ceiling/bf16/32768x16384/"
+AHEAD_FROM_DIM, NEAR_DIM, NEAR_PCT = 4096, 1024, 5.0
+GEMV_READ_PCT, NORM_COPY_PCT = 95.0, 90.0
+
+
+def case_names():
+    """(case name without backend, is a norm, D) in table order."""
+    for d in DIMS:
+        yield f"LayerNorm/bf16/4096x{d}", True, d
+        yield f"RMSNorm/bf16/4096x{d}", True, d
+    for dtype in ("bf16", "int8"):
+        for d in DIMS:
+            yield f"Gemv/{dtype}/{d}", False, d
+            yield f"GatherGemv/{dtype}/{d}", False, d
+
+
+def read_round(folder: pathlib.Path):
+    """({bench_ops case: (us, bytes)}, {compile case: us}) of one round; InputError naming the file."""
+    bench_path, compile_path = folder / "bench_ops.json", folder / "compile.json"
+    data = opbench_results.read_json(str(bench_path))
+    ours = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type", "iteration") == "iteration" and not opbench_results.is_failed(b):
+            ours[b["name"]] = (b["real_time"] * opbench_results.UNIT_SECONDS[b["time_unit"]] * 1e6, b.get("bytes"))
+    compiled = opbench_results.parse_json_file(str(compile_path))
+    if not isinstance(compiled, dict) or not isinstance(compiled.get("median_us"), dict):
+        raise opbench_results.InputError(f"{compile_path}: expected compile_reference.py's JSON (a 'median_us' object)")
+    return ours, compiled["median_us"]
+
+
+def median_of(rounds, pick):
+    values = [v for v in (pick(r) for r in rounds) if v is not None]
+    return statistics.median(values) if values else None
+
+
+def ceilings(rounds):
+    """{'read'|'write'|'copy': median GB/s} over the rounds' ceiling rows."""
+    out = {}
+    for kind in ("read", "write", "copy"):
+        def gbps(r, kind=kind):
+            us_bytes = r[0].get(CEILING + kind)
+            return us_bytes[1] / us_bytes[0] / 1e3 if us_bytes and us_bytes[1] else None
+        out[kind] = median_of(rounds, gbps)
+    return out
+
+
+def rows(rounds):
+    """One dict a case: the medians, GB/s, % of its ceiling, own vs inductor and its range."""
+    ceiling = ceilings(rounds)
+    for name, norm, dim in case_names():
+        own = median_of(rounds, lambda r: (r[0].get(name + "/cuda") or (None,))[0])
+        aten = median_of(rounds, lambda r: (r[0].get(name + "/aten") or (None,))[0])
+        inductor = median_of(rounds, lambda r: r[1].get(name + "/inductor"))
+        nbytes = next((r[0][name + "/cuda"][1] for r in rounds if name + "/cuda" in r[0]), None)
+        per_round = [r[1][name + "/inductor"] / r[0][name + "/cuda"][0] * 100 - 100 for r in rounds
+                     if name + "/cuda" in r[0] and name + "/inductor" in r[1]]
+        kind = "copy" if norm else "read"
+        gbps = nbytes / own / 1e3 if own and nbytes else None
+        yield {"case": name, "norm": norm, "dim": dim, "own_us": own, "aten_us": aten, "inductor_us": inductor,
+               "gbps": gbps, "ceiling": kind,
+               "ceiling_pct": gbps / ceiling[kind] * 100 if gbps and ceiling[kind] else None,
+               "vs_inductor_pct": inductor / own * 100 - 100 if own and inductor else None,
+               "range_pct": (min(per_round), max(per_round)) if per_round else None}
+
+
+def criteria(row):
+    """[(criterion, met or None when not measured, figure)] that apply to a row."""
+    out = []
+    vs = row["vs_inductor_pct"]
+    if row["dim"] >= AHEAD_FROM_DIM:
+        out.append(("own >= inductor", None if vs is None else vs >= 0, vs))
+    elif row["dim"] == NEAR_DIM:
+        out.append((f"own within {NEAR_PCT:g}% of inductor", None if vs is None else vs >= -NEAR_PCT, vs))
+    pct = row["ceiling_pct"]
+    if row["norm"] and row["dim"] >= 8192:
+        out.append((f">= {NORM_COPY_PCT:g}% of copy", None if pct is None else pct >= NORM_COPY_PCT, pct))
+    if not row["norm"] and row["dim"] == 16384:
+        out.append((f">= {GEMV_READ_PCT:g}% of read", None if pct is None else pct >= GEMV_READ_PCT, pct))
+    return out
+
+
+def fmt(value, spec, suffix=""):
+    return "–" if value is None else f"{value:{spec}}{suffix}"
+
+
+def table(rounds) -> str:
+    ceiling = ceilings(rounds)
+    lines = [f"Medians over {len(rounds)} rounds. Ceilings: read {fmt(ceiling['read'], '.0f')} GB/s, "
+             f"write {fmt(ceiling['write'], '.0f')} GB/s, copy {fmt(ceiling['copy'], '.0f')} GB/s.", "",
+             "| case | own us | ATen us | inductor us | own GB/s | % of ceiling | own vs inductor | range over rounds |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    verdicts = []
+    for row in rows(rounds):
+        rng = row["range_pct"]
+        lines.append(f"| {row['case']} | {fmt(row['own_us'], '.2f')} | {fmt(row['aten_us'], '.2f')} | "
+                     f"{fmt(row['inductor_us'], '.2f')} | {fmt(row['gbps'], '.0f')} | "
+                     f"{fmt(row['ceiling_pct'], '.1f', '% ' + row['ceiling'])} | {fmt(row['vs_inductor_pct'], '+.1f', '%')} | "
+                     f"{'–' if rng is None else f'{rng[0]:+.1f} to {rng[1]:+.1f}%'} |")
+        verdicts += [(row["case"],) + c for c in criteria(row)]
+    met = [v for v in verdicts if v[2]]
+    lines += ["", f"Criteria met: {len(met)} of {len(verdicts)}."]
+    for case, what, ok, figure in verdicts:
+        if not ok:
+            lines.append(f"- {'not measured' if ok is None else 'not met'}: {case}, {what}"
+                         f"{'' if figure is None else f' ({figure:+.1f}%)' if 'inductor' in what else f' ({figure:.1f}%)'}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("rounds", nargs="+", help="round folders, each with bench_ops.json and compile.json")
+    parser.add_argument("--markdown", help="also write the table here")
+    args = parser.parse_args(argv)
+    try:
+        rounds = [read_round(pathlib.Path(folder)) for folder in args.rounds]
+    except opbench_results.InputError as error:
+        print(f"vs_inductor.py: {error}", file=sys.stderr)
+        return 2
+    text = table(rounds)
+    sys.stdout.write(text)
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
