@@ -128,14 +128,19 @@ void launch_vector(const GemvArgs& a, cudaStream_t stream) {
 // longer rows a row per 8-warp block, 2 steps, or per 16-warp block given 8192 rows or more (with fewer,
 // the last of the waves of 4 such blocks an SM leaves SMs idle: Llama's w2, 4096 rows of 22 KB, 7%
 // slower). On the H200 (run1_9a9f0fa) rows past 4 KB run a row per 4-warp block, 1-9% faster there (and
-// 0.4-2% slower on the H100), rows past 16 KB per 8-warp block (0.1-0.4% faster than 4 warps at 32 KB).
+// 0.4-2% slower on the H100), rows past 16 KB per 8-warp block (0.1-0.4% faster than 4 warps at 32 KB);
+// a plain GEMV (no gather, no fusion: the kernel without the expert's code) per 8-warp block at any
+// length, as fast or up to 1.6% faster at every plain shape of results/NVIDIA_H200/gemv_plain_ab (Llama's
+// wqkv +1.6%, w13 +1.3%), where gathers of 8 KB rows ran 2-4% slower so.
 // The paired epilogues need two rows a group: groups of 4 warps then.
 template <typename T>
 void launch_bf16_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream) {
+  const bool plain = a.expert_idx == nullptr && a.fusion.norm_w == nullptr && a.fusion.epilogue == GemvEpilogue::kStore;
   if (row_bytes <= 4096 || pairs_rows(a))
     launch_vector<T, Config<8, 4, 2, 2>>(a, stream);
   else if (current_launch_rules() == LaunchRules::kH200)
-    row_bytes <= 16384 ? launch_vector<T, Config<4, 4, 1, 2>>(a, stream) : launch_vector<T, Config<8, 8, 1, 2>>(a, stream);
+    row_bytes <= 16384 && !plain ? launch_vector<T, Config<4, 4, 1, 2>>(a, stream)
+                                 : launch_vector<T, Config<8, 8, 1, 2>>(a, stream);
   else if (row_bytes <= 8192 || a.rows * a.num_selected < 8192)
     launch_vector<T, Config<8, 8, 1, 2>>(a, stream);
   else
