@@ -112,9 +112,9 @@ void launch_by_mode(const GemvArgs& a, cudaStream_t stream) {
 }
 
 // A bf16 GEMV without a gather runs a kernel without the expert's code: half the instructions before the
-// first load of W (80 -> 40 on sm_90). Same-call A/Bs (results/<gpu>/gemv_plain_*): on the H100 the launch
-// +2.2% at 1024 rows and +3.0% at 4096; on the H200 its 8-warp configuration +8% and +3%, the launch there
-// (4 warps) unchanged. int8 and the gathers keep the one kernel: compiled without that code they held
+// first load of W (80 -> 40 on sm_90). Same-call A/Bs (results/<gpu>/gemv_plain_ab): on the H100 the launch
+// +2.2% at 1024 rows and +3.0% at 4096; on the H200 the 8-warp configuration +8% and +3% (4 warps, its
+// launch then, unchanged). int8 and the gathers keep the one kernel: compiled without that code they held
 // different registers (int8 46 instead of 64, gathers 36 instead of 32) and ran 2-10% slower on the H100.
 template <typename T, typename C>
 void launch_vector(const GemvArgs& a, cudaStream_t stream) {

@@ -157,8 +157,9 @@ at::Tensor scaled(const at::Tensor& wx, const at::Tensor& scale) {
 // (cols, rows), by launch_gemv's rules. H100's: bf16 rows of up to 4 KB (and the paired epilogues) on
 // groups of 4 warps, longer rows a row per 8-warp block, or per 16-warp block from 8192 rows
 // (4608 x 8193); int8 groups of 2 warps under 8 KB rows, of 4 beyond. H200's: bf16 rows past 4 KB a row
-// per 4-warp block (8192, 4608 cols; a plain GEMV per 8-warp block), past 16 KB per 8-warp block (16384); int8 a warp a block from
-// 4 KB rows and 4097 rows (4608 x 8193), else groups of 2 warps. Odd row counts cut a group short.
+// per 4-warp block (8192, 4608 cols; a plain GEMV per 8-warp block), past 16 KB per 8-warp block
+// (16384); int8 a warp a block from 4 KB rows and 4097 rows (4608 x 8193), else groups of 2 warps. Odd
+// row counts cut a group short.
 const std::vector<std::pair<int64_t, int64_t>> kFusionShapes = {{1024, 37}, {8192, 64}, {16384, 19}, {4608, 8193}};
 
 TEST_P(GemvKernel, RmsNormPrologueNormalizesTheResidualStream) {
