@@ -37,11 +37,20 @@ class InputError(Exception):
     """Unusable input (missing file, malformed JSON, nothing to compare); the message names the file."""
 
 
+def successful_iterations(path: str) -> dict:
+    """{case name: entry} of the successful iteration runs of a bench_ops JSON."""
+    data = read_json(path)
+    return {b["name"]: b for b in data["benchmarks"]
+            if b.get("run_type", "iteration") == "iteration" and not is_failed(b)}
+
+
+def real_time_us(entry: dict) -> float:
+    return entry["real_time"] * UNIT_SECONDS[entry["time_unit"]] * 1e6
+
+
 def medians_us(path: str) -> dict:
     """{case name: real_time in microseconds} of the successful iteration runs of a bench_ops JSON."""
-    data = read_json(path)
-    return {b["name"]: b["real_time"] * UNIT_SECONDS[b["time_unit"]] * 1e6 for b in data["benchmarks"]
-            if b.get("run_type", "iteration") == "iteration" and not is_failed(b)}
+    return {name: real_time_us(b) for name, b in successful_iterations(path).items()}
 
 
 def higher_is_better(metric: str) -> bool:

@@ -50,11 +50,8 @@ def case_names():
 def read_round(folder: pathlib.Path):
     """({bench_ops case: (us, bytes)}, {compile case: us}) of one round; InputError naming the file."""
     bench_path, compile_path = folder / "bench_ops.json", folder / "compile.json"
-    data = opbench_results.read_json(str(bench_path))
-    ours = {}
-    for b in data["benchmarks"]:
-        if b.get("run_type", "iteration") == "iteration" and not opbench_results.is_failed(b):
-            ours[b["name"]] = (b["real_time"] * opbench_results.UNIT_SECONDS[b["time_unit"]] * 1e6, b.get("bytes"))
+    ours = {name: (opbench_results.real_time_us(b), b.get("bytes"))
+            for name, b in opbench_results.successful_iterations(str(bench_path)).items()}
     compiled = opbench_results.parse_json_file(str(compile_path))
     if not isinstance(compiled, dict) or not isinstance(compiled.get("median_us"), dict):
         raise opbench_results.InputError(f"{compile_path}: expected compile_reference.py's JSON (a 'median_us' object)")
@@ -77,9 +74,9 @@ def ceilings(rounds):
     return out
 
 
-def rows(rounds):
-    """One dict a case: the medians, GB/s, % of its ceiling, own vs inductor and its range."""
-    ceiling = ceilings(rounds)
+def rows(rounds, ceiling):
+    """One dict a case: the medians, GB/s, % of its ceiling (`ceiling`: ceilings(rounds)), own vs
+    inductor and its range."""
     for name, norm, dim in case_names():
         own = median_of(rounds, lambda r: (r[0].get(name + "/cuda") or (None,))[0])
         aten = median_of(rounds, lambda r: (r[0].get(name + "/aten") or (None,))[0])
@@ -96,24 +93,26 @@ def rows(rounds):
                "range_pct": (min(per_round), max(per_round)) if per_round else None}
 
 
-def criteria(row):
-    """[(criterion, met or None when not measured, figure)] that apply to a row."""
-    out = []
-    vs = row["vs_inductor_pct"]
-    if row["dim"] >= AHEAD_FROM_DIM:
-        out.append(("own >= inductor", None if vs is None else vs >= 0, vs))
-    elif row["dim"] == NEAR_DIM:
-        out.append((f"own within {NEAR_PCT:g}% of inductor", None if vs is None else vs >= -NEAR_PCT, vs))
-    pct = row["ceiling_pct"]
-    if row["norm"] and row["dim"] >= 8192:
-        out.append((f">= {NORM_COPY_PCT:g}% of copy", None if pct is None else pct >= NORM_COPY_PCT, pct))
-    if not row["norm"] and row["dim"] == 16384:
-        out.append((f">= {GEMV_READ_PCT:g}% of read", None if pct is None else pct >= GEMV_READ_PCT, pct))
-    return out
-
-
 def fmt(value, spec, suffix=""):
     return "–" if value is None else f"{value:{spec}}{suffix}"
+
+
+def criteria(row):
+    """[(criterion, met or None when not measured, the figure as shown)] that apply to a row."""
+    out = []
+    vs, pct = row["vs_inductor_pct"], row["ceiling_pct"]
+    if row["dim"] >= AHEAD_FROM_DIM:
+        out.append(("own >= inductor", None if vs is None else vs >= 0, fmt(vs, "+.1f", "%")))
+    elif row["dim"] == NEAR_DIM:
+        out.append((f"own within {NEAR_PCT:g}% of inductor", None if vs is None else vs >= -NEAR_PCT,
+                    fmt(vs, "+.1f", "%")))
+    if row["norm"] and row["dim"] >= 8192:
+        out.append((f">= {NORM_COPY_PCT:g}% of copy", None if pct is None else pct >= NORM_COPY_PCT,
+                    fmt(pct, ".1f", "%")))
+    if not row["norm"] and row["dim"] == 16384:
+        out.append((f">= {GEMV_READ_PCT:g}% of read", None if pct is None else pct >= GEMV_READ_PCT,
+                    fmt(pct, ".1f", "%")))
+    return out
 
 
 def table(rounds) -> str:
@@ -123,7 +122,7 @@ def table(rounds) -> str:
              "| case | own us | ATen us | inductor us | own GB/s | % of ceiling | own vs inductor | range over rounds |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     verdicts = []
-    for row in rows(rounds):
+    for row in rows(rounds, ceiling):
         rng = row["range_pct"]
         lines.append(f"| {row['case']} | {fmt(row['own_us'], '.2f')} | {fmt(row['aten_us'], '.2f')} | "
                      f"{fmt(row['inductor_us'], '.2f')} | {fmt(row['gbps'], '.0f')} | "
@@ -134,8 +133,7 @@ def table(rounds) -> str:
     lines += ["", f"Criteria met: {len(met)} of {len(verdicts)}."]
     for case, what, ok, figure in verdicts:
         if not ok:
-            lines.append(f"- {'not measured' if ok is None else 'not met'}: {case}, {what}"
-                         f"{'' if figure is None else f' ({figure:+.1f}%)' if 'inductor' in what else f' ({figure:.1f}%)'}")
+            lines.append(f"- not measured: {case}, {what}" if ok is None else f"- not met: {case}, {what} ({figure})")
     return "\n".join(lines) + "\n"
 
 
