@@ -41,11 +41,14 @@ const char* ceiling_kind_name(CeilingKind kind) {
 }
 
 void Ceilings::record(CeilingKind kind, double value) {
+  auto keep_fastest = [value](std::optional<double>& ceiling) {
+    if (!ceiling || value > *ceiling) ceiling = value;
+  };
   switch (kind) {
-    case CeilingKind::kRead: read_gbps = value; break;
-    case CeilingKind::kWrite: write_gbps = value; break;
-    case CeilingKind::kCopy: copy_gbps = value; break;
-    case CeilingKind::kGemm: gemm_tflops = value; break;
+    case CeilingKind::kRead: keep_fastest(read_gbps); break;
+    case CeilingKind::kWrite: keep_fastest(write_gbps); break;
+    case CeilingKind::kCopy: keep_fastest(copy_gbps); break;
+    case CeilingKind::kGemm: keep_fastest(gemm_tflops); break;
   }
 }
 

@@ -53,6 +53,17 @@ def medians_us(path: str) -> dict:
     return {name: real_time_us(b) for name, b in successful_iterations(path).items()}
 
 
+def ceiling_stream(name: str):
+    """'read', 'write' or 'copy' for a Ceiling stream case (ATen's `read` or our own `read_cuda`, with or
+    without Google Benchmark's suffixes), else None. bench_ops takes the fastest stream of a kind as that
+    kind's ceiling; readers of its JSON do the same."""
+    parts = name.split("/")
+    if len(parts) < 4 or parts[0] != "Ceiling":
+        return None
+    kind = parts[3][: -len("_cuda")] if parts[3].endswith("_cuda") else parts[3]
+    return kind if kind in ("read", "write", "copy") else None
+
+
 def higher_is_better(metric: str) -> bool:
     return metric in HIGHER_IS_BETTER or metric.endswith("/s") or metric.endswith("_per_second")
 

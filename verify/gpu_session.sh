@@ -97,7 +97,7 @@ step_rows() {  # experiment rows with this GPU's targets (issue 3's acceptance c
   wall $bench --benchmark_filter='LayerNorm/.*' --output "$out/gpt_fast_benchmark.csv" >"$out/rows.txt" 2>&1
 }
 step_models() {  # whole-model decode (issue 12): the read ceiling first, then Llama2 and Mixtral, own-kernel backends
-  wall $bench --benchmark_filter="${MODELS_FILTER:-^(Ceiling/.*/read|(Llama2|Mixtral)/.*/(eager|graph|graph_serial))(/|\$)}" --benchmark_out="$out/models.json" \
+  wall $bench --benchmark_filter="${MODELS_FILTER:-^(Ceiling/.*/read(_cuda)?|(Llama2|Mixtral)/.*/(eager|graph|graph_serial))(/|\$)}" --benchmark_out="$out/models.json" \
     --benchmark_out_format=json --output "$out/models_rows.csv" --opbench_markdown "$out/models_rows.md" \
     >"$out/models.txt" 2>&1
   tail -25 "$out/models.txt" >&2
@@ -160,7 +160,7 @@ step_collective() {  # issue 16, builds nothing: the Collective family over NCCL
   else
     log "collective under torchrun: no torchrun here; not run"
   fi
-  wall python3 tools/shard.py -- --benchmark_filter='^(Ceiling/.*/read|LayerNorm/bf16|Collective/bf16)/' \
+  wall python3 tools/shard.py -- --benchmark_filter='^(Ceiling/.*/read(_cuda)?|LayerNorm/bf16|Collective/bf16)/' \
     --output "$out/shard_rows.csv" --benchmark_out="$out/shard.json" >"$out/shard.txt" 2>&1
   log "shard.py over this host's GPUs: rc $?; $(grep '^shard.py: shard' "$out/shard.txt" | tr '\n' ' ')"
   tail -14 "$out/collective_n1.txt" >&2

@@ -12,7 +12,8 @@ the two processes and each figure is the median over the rounds.
 Per case (LayerNorm and RMSNorm bf16 4096 x D; Gemv and GatherGemv bf16 and int8 D x D; D = 1024, 4096,
 8192, 16384): the medians of the own kernel (`cuda`), ATen and inductor in us; the own kernel's GB/s
 (the case's bytes over its median time) and its share of the matching ceiling (norms read and write:
-copy; GEMVs read: read), each ceiling the median of the rounds' Ceiling/bf16/32768x16384 rows; own vs
+copy; GEMVs read: read), each ceiling the median over the rounds of the round's fastest stream of its
+kind (the Ceiling/bf16/32768x16384 rows: ATen's `read` and our `read_cuda`, as bench_ops does); own vs
 inductor (inductor / own - 1 of the medians: + means the own kernel is faster) and its range over the
 rounds. Then the issue's criteria, each met or not with its figure:
   - own >= inductor at D >= 4096, within 5% at D = 1024;
@@ -64,12 +65,14 @@ def median_of(rounds, pick):
 
 
 def ceilings(rounds):
-    """{'read'|'write'|'copy': median GB/s} over the rounds' ceiling rows."""
+    """{'read'|'write'|'copy': median GB/s} over the rounds; a round's ceiling of a kind is its fastest
+    stream of that kind (ATen's and our own: `read`, `read_cuda`)."""
     out = {}
     for kind in ("read", "write", "copy"):
         def gbps(r, kind=kind):
-            us_bytes = r[0].get(CEILING + kind)
-            return us_bytes[1] / us_bytes[0] / 1e3 if us_bytes and us_bytes[1] else None
+            return max((nbytes / us / 1e3 for name, (us, nbytes) in r[0].items()
+                        if name.startswith(CEILING) and opbench_results.ceiling_stream(name) == kind and nbytes),
+                       default=None)
         out[kind] = median_of(rounds, gbps)
     return out
 

@@ -1,7 +1,9 @@
-// Ceiling's declaration: the read and write streams count their one direction, a copy read + write, the
-// GEMM 2*M*N*K FLOPs, each backend says
-// which ceiling it measures, nothing is registered on the CPU, and ceilings register first.
+// Ceiling's declaration: the read and write streams (ATen's and our own) count their one direction, a
+// copy read + write, the GEMM 2*M*N*K FLOPs, each backend says which ceiling it measures, nothing is
+// registered on the CPU, and ceilings register first.
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "opbench/family.h"
 
@@ -11,28 +13,28 @@ namespace {
 TEST(Ceiling, CopyCountsReadPlusWriteAndGemmCountsFlops) {
   DeviceInfo gpu;
   gpu.is_gpu = true;
-  auto cases = cases_of(family_named("Ceiling"), gpu);
-  ASSERT_EQ(cases.size(), 4u);
-  EXPECT_EQ(cases[0].name(), "Ceiling/bf16/32768x16384/read");
-  EXPECT_EQ(cases[0].measures, CeilingKind::kRead);
-  EXPECT_DOUBLE_EQ(cases[0].work.bytes_read, double(int64_t{1} << 30));
-  EXPECT_DOUBLE_EQ(cases[0].work.bytes_written, 0);
-  EXPECT_EQ(cases[1].name(), "Ceiling/bf16/32768x16384/write");
-  EXPECT_EQ(cases[1].measures, CeilingKind::kWrite);
-  EXPECT_DOUBLE_EQ(cases[1].work.bytes_read, 0);
-  EXPECT_DOUBLE_EQ(cases[1].work.bytes_written, double(int64_t{1} << 30));
-  cases.erase(cases.begin(), cases.begin() + 2);
-  EXPECT_EQ(cases[0].name(), "Ceiling/bf16/32768x16384/copy");
-  EXPECT_EQ(cases[0].measures, CeilingKind::kCopy);
-  EXPECT_DOUBLE_EQ(cases[0].work.bytes_read, double(int64_t{1} << 30));
-  EXPECT_DOUBLE_EQ(cases[0].work.bytes_written, double(int64_t{1} << 30));
-  EXPECT_DOUBLE_EQ(cases[0].work.flops, 0);
-  EXPECT_EQ(cases[1].name(), "Ceiling/bf16/8192x8192x8192/cublas");
-  EXPECT_EQ(cases[1].measures, CeilingKind::kGemm);
-  EXPECT_DOUBLE_EQ(cases[1].work.flops, 2.0 * 8192 * 8192 * 8192);
-  EXPECT_DOUBLE_EQ(cases[1].work.bytes_read, 2.0 * 2 * 8192 * 8192);
-  EXPECT_DOUBLE_EQ(cases[1].work.bytes_written, 2.0 * 8192 * 8192);
-  EXPECT_EQ(cases[1].work.compute_peak, PeakKind::kBf16);
+  const auto cases = cases_of(family_named("Ceiling"), gpu);
+  ASSERT_EQ(cases.size(), 6u);
+  // ATen's stream and our own for each direction: both measure its ceiling, each counts its one direction.
+  const char* streams[] = {"read", "read_cuda", "write", "write_cuda"};
+  for (int i = 0; i < 4; ++i) {
+    const bool read = i < 2;
+    EXPECT_EQ(cases[i].name(), std::string("Ceiling/bf16/32768x16384/") + streams[i]);
+    EXPECT_EQ(cases[i].measures, read ? CeilingKind::kRead : CeilingKind::kWrite) << streams[i];
+    EXPECT_DOUBLE_EQ(cases[i].work.bytes_read, read ? double(int64_t{1} << 30) : 0) << streams[i];
+    EXPECT_DOUBLE_EQ(cases[i].work.bytes_written, read ? 0 : double(int64_t{1} << 30)) << streams[i];
+  }
+  EXPECT_EQ(cases[4].name(), "Ceiling/bf16/32768x16384/copy");
+  EXPECT_EQ(cases[4].measures, CeilingKind::kCopy);
+  EXPECT_DOUBLE_EQ(cases[4].work.bytes_read, double(int64_t{1} << 30));
+  EXPECT_DOUBLE_EQ(cases[4].work.bytes_written, double(int64_t{1} << 30));
+  EXPECT_DOUBLE_EQ(cases[4].work.flops, 0);
+  EXPECT_EQ(cases[5].name(), "Ceiling/bf16/8192x8192x8192/cublas");
+  EXPECT_EQ(cases[5].measures, CeilingKind::kGemm);
+  EXPECT_DOUBLE_EQ(cases[5].work.flops, 2.0 * 8192 * 8192 * 8192);
+  EXPECT_DOUBLE_EQ(cases[5].work.bytes_read, 2.0 * 2 * 8192 * 8192);
+  EXPECT_DOUBLE_EQ(cases[5].work.bytes_written, 2.0 * 8192 * 8192);
+  EXPECT_EQ(cases[5].work.compute_peak, PeakKind::kBf16);
 }
 
 TEST(Ceiling, NothingOnTheCpuAndRegisteredBeforeEveryOtherFamily) {

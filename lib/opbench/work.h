@@ -29,7 +29,8 @@ struct Work {
 };
 
 // The ceilings this run measured (the Ceiling family runs first). Units: GB/s counting every byte moved
-// (a copy counts read + write), TFLOP/s.
+// (a copy counts read + write), TFLOP/s. Several cases may measure one kind (ATen's read stream and our
+// own): record keeps the fastest, since a bound that another stream beats is no bound.
 enum class CeilingKind { kRead, kWrite, kCopy, kGemm };
 const char* ceiling_kind_name(CeilingKind kind);   // "read", "write", "copy", "gemm"
 struct Ceilings {

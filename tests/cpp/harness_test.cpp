@@ -85,6 +85,21 @@ TEST(Work, CeilingBoundMatchesTheTrafficMix) {
   EXPECT_DOUBLE_EQ(*both.percent_of_ceiling(), 50);
 }
 
+// Two streams of one kind (ATen's and our own): the ceiling is the faster, whatever the order.
+TEST(Work, CeilingOfAKindIsItsFastestStream) {
+  Ceilings c;
+  c.record(CeilingKind::kRead, 3030);
+  c.record(CeilingKind::kRead, 3174);
+  c.record(CeilingKind::kRead, 3100);
+  EXPECT_DOUBLE_EQ(*c.read_gbps, 3174);
+  c.record(CeilingKind::kWrite, 4629);
+  c.record(CeilingKind::kWrite, 3372);
+  EXPECT_DOUBLE_EQ(*c.write_gbps, 4629);
+  EXPECT_FALSE(c.copy_gbps.has_value());
+  // A read-only case at the faster stream's figure is 100% of the read bound, not 105%.
+  EXPECT_DOUBLE_EQ(*figures_of(work(3.174e9, 0, 0), 1e-3, std::nullopt, c).percent_of_ceiling(), 100);
+}
+
 TEST(Names, CaseNameJoinsFourParts) {
   CaseInfo info;
   info.family = "LayerNorm";

@@ -92,6 +92,16 @@ def test_ceiling_shares(tmp_path, capsys):
     assert norm + ", >= 90% of copy" not in out and "90.5% copy" in out
 
 
+def test_ceiling_is_the_fastest_stream_of_its_kind(tmp_path, capsys):
+    own_read = {"name": vs.CEILING + "read_cuda", "run_type": "iteration", "real_time": CEIL_BYTES / 4400.0 / 1e3,
+                "time_unit": "us", "bytes": CEIL_BYTES}
+    slow_copy = dict(own_read, name=vs.CEILING + "copy_cuda", real_time=CEIL_BYTES / 3000.0 / 1e3)
+    out = run(tmp_path, capsys, [write_round(tmp_path / "r1", extra=[own_read, slow_copy])])
+    assert "read 4400 GB/s" in out and "copy 4200 GB/s" in out   # ours beats ATen's read; the slower copy is no bound
+    # the GEMVs, at ATen's read stream, are now 4000 / 4400 of the read ceiling
+    assert "90.9% read" in out and "- not met: Gemv/bf16/16384, >= 95% of read (90.9%)" in out
+
+
 def test_missing_inductor_and_failed_case(tmp_path, capsys):
     failed = {"name": "RMSNorm/bf16/4096x8192/cuda", "run_type": "iteration", "real_time": 1.0, "time_unit": "us",
               "bytes": 1, "error_occurred": True, "error_message": "boom"}
