@@ -183,4 +183,6 @@ log "$(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager compile ncu graph aa trace rows replay collective)
 for s in "${steps[@]}"; do log "step $s"; "step_$s"; done
-tail -25 "$out/sweep.txt" 2>/dev/null
+# The sweep's last lines, when this call swept (an older sweep.txt in $out is not this call's; without
+# one a build-only call exited 1).
+if [[ " ${steps[*]} " == *" sweep "* ]]; then tail -25 "$out/sweep.txt"; fi
