@@ -15,12 +15,16 @@ experts: the two chosen experts' weights gathered (gpt-fast's ConditionalFeedFor
 import argparse
 import json
 import math
+import pathlib
 import statistics
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results
+import opbench_results  # noqa: E402
 
 CONFIGS = {  # as benchmarks/decode/model.cpp
     "7b": dict(dim=4096, n_layers=32, n_heads=32, n_kv_heads=32, ffn=11008, vocab=32000, experts=0, top_k=0,
@@ -217,7 +221,7 @@ def bench_ops_figures(path):
     cases, read = {}, None
     for b in data.get("benchmarks", []):
         name = b["name"].replace("/iterations:1/manual_time", "")
-        if name.startswith("Ceiling/") and name.split("/")[-1] in ("read", "read_cuda") and b.get("GB/s"):
+        if opbench_results.ceiling_stream(name) == "read" and b.get("GB/s"):
             read = max(read or 0.0, b["GB/s"])   # the fastest read stream, as bench_ops takes it
         if "items/s" in b:
             cases[name] = b

@@ -16,8 +16,8 @@
 //                                                 not ATen's mm): TFLOP/s with FLOPs 2*M*N*K (the
 //                                                 compute ceiling)
 // Each backend declares which ceiling it measures (Backend::measures): the fastest figure of a kind
-// becomes this run's ceiling of that kind (a bound that a faster stream beats is no bound), and every later case gets %ceiling beside %peak (work.h: figures_of). Families
-// that measure ceilings register first, so the ceilings are known when the other cases time; a run
+// becomes this run's ceiling of that kind (a bound that a faster stream beats is no bound), and every
+// later case gets %ceiling beside %peak (work.h: figures_of). Families that measure ceilings register first, so the ceilings are known when the other cases time; a run
 // whose filter leaves out Ceiling/ has no %ceiling.
 // GPU only: a CPU "ceiling" would say nothing about the GPU figures it is meant to scale, so nothing is
 // registered on CPU.
