@@ -146,7 +146,8 @@ void CaseContext::time(const std::function<void()>& iteration, const Work& work,
   for (auto _ : state_) state_.SetIterationTime(m.median);
   Figures figures = figures_of(work, m.median, run_.device.peaks, run_.ceilings);
   if (info_.measures) {   // a ceiling is not a share of itself
-    run_.ceilings.record(*info_.measures, *info_.measures == CeilingKind::kGemm ? figures.tflops : figures.gbps);
+    run_.ceilings.record(*info_.measures, work.bytes_read + work.bytes_written,
+                         *info_.measures == CeilingKind::kGemm ? figures.tflops : figures.gbps);
     figures.bandwidth_of_ceiling = figures.compute_of_ceiling = std::nullopt;
   }
   set_figure_counters(state_, work, figures);

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <iterator>
 
 namespace opbench {
 namespace {
@@ -40,23 +41,48 @@ const char* ceiling_kind_name(CeilingKind kind) {
   return "?";
 }
 
-void Ceilings::record(CeilingKind kind, double value) {
-  auto keep_fastest = [value](std::optional<double>& ceiling) {
-    if (!ceiling || value > *ceiling) ceiling = value;
-  };
+void StreamCurve::record(double bytes, double gbps) {
+  if (!(bytes > 0) || !(gbps > 0)) return;
+  double& fastest = gbps_by_bytes_[bytes];
+  fastest = std::max(fastest, gbps);
+}
+
+std::optional<double> StreamCurve::gbps_at(double bytes) const {
+  if (gbps_by_bytes_.empty()) return std::nullopt;
+  auto seconds = [](const std::pair<const double, double>& p) { return p.first / (p.second * 1e9); };
+  auto above = gbps_by_bytes_.lower_bound(bytes);
+  if (above == gbps_by_bytes_.begin()) return above->second;   // at or below the smallest
+  if (above != gbps_by_bytes_.end() && above->first == bytes) return above->second;
+  auto below = std::prev(above);
+  if (above == gbps_by_bytes_.end()) {   // beyond the largest: the last segment's marginal rate
+    if (below == gbps_by_bytes_.begin()) return below->second;
+    auto before = std::prev(below);
+    const double slope = (seconds(*below) - seconds(*before)) / (below->first - before->first);   // s per byte
+    if (!(slope > 0)) return below->second;
+    return bytes / ((seconds(*below) + (bytes - below->first) * slope) * 1e9);
+  }
+  const double f = (bytes - below->first) / (above->first - below->first);
+  return bytes / (((1 - f) * seconds(*below) + f * seconds(*above)) * 1e9);
+}
+
+void Ceilings::record(CeilingKind kind, double bytes, double value) {
   switch (kind) {
-    case CeilingKind::kRead: keep_fastest(read_gbps); break;
-    case CeilingKind::kWrite: keep_fastest(write_gbps); break;
-    case CeilingKind::kCopy: keep_fastest(copy_gbps); break;
-    case CeilingKind::kGemm: keep_fastest(gemm_tflops); break;
+    case CeilingKind::kRead: read.record(bytes, value); break;
+    case CeilingKind::kWrite: write.record(bytes, value); break;
+    case CeilingKind::kCopy: copy.record(bytes, value); break;
+    case CeilingKind::kGemm:
+      if (!gemm_tflops || value > *gemm_tflops) gemm_tflops = value;
+      break;
   }
 }
 
 std::optional<double> bandwidth_bound_seconds(double bytes_read, double bytes_written, const Ceilings& c) {
-  std::optional<double> copy = c.copy_gbps;
-  if (!copy && c.read_gbps && c.write_gbps) copy = 2 / (1 / *c.read_gbps + 1 / *c.write_gbps);
-  std::optional<double> read = c.read_gbps ? c.read_gbps : copy;
-  std::optional<double> write = c.write_gbps ? c.write_gbps : copy;
+  const double total = bytes_read + bytes_written;
+  const std::optional<double> measured_read = c.read.gbps_at(total), measured_write = c.write.gbps_at(total);
+  std::optional<double> copy = c.copy.gbps_at(total);
+  if (!copy && measured_read && measured_write) copy = 2 / (1 / *measured_read + 1 / *measured_write);
+  const std::optional<double> read = measured_read ? measured_read : copy;
+  const std::optional<double> write = measured_write ? measured_write : copy;
   double balanced = std::min(bytes_read, bytes_written);
   double seconds = 0;
   if (balanced > 0) {

@@ -14,15 +14,19 @@ std::string cell(const std::optional<double>& value, const char* format) {
   return buffer;
 }
 
-// "read 3056, write 3296, copy 3025 GB/s; gemm 785 TFLOP/s" (the measured ones only), or "none".
+// "read 3056, write 3296, copy 3025 GB/s; gemm 785 TFLOP/s" (the measured ones only), or "none". A kind
+// measured at several sizes shows its range, smallest stream first: "read 3507-4611".
 std::string ceilings_text(const Ceilings& c) {
   std::string text;
-  auto add = [&](const char* name, const std::optional<double>& v) {
-    if (v) text += (text.empty() ? "" : ", ") + std::string(name) + " " + cell(v, "%.0f");
+  auto add = [&](const char* name, const StreamCurve& curve) {
+    if (curve.empty()) return;
+    const double first = curve.points().begin()->second, last = curve.points().rbegin()->second;
+    text += (text.empty() ? "" : ", ") + std::string(name) + " " + cell(first, "%.0f");
+    if (curve.points().size() > 1) text += "-" + cell(last, "%.0f");
   };
-  add("read", c.read_gbps);
-  add("write", c.write_gbps);
-  add("copy", c.copy_gbps);
+  add("read", c.read);
+  add("write", c.write);
+  add("copy", c.copy);
   if (!text.empty()) text += " GB/s";
   if (c.gemm_tflops) text += (text.empty() ? "" : "; ") + std::string("gemm ") + cell(c.gemm_tflops, "%.0f") + " TFLOP/s";
   return text.empty() ? "none" : text;

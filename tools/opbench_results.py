@@ -64,6 +64,39 @@ def ceiling_stream(name: str):
     return kind if kind in ("read", "write", "copy") else None
 
 
+def record_stream(curve: dict, nbytes: float, gbps: float) -> None:
+    """Adds a Ceiling stream's figure to `curve` ({bytes moved: fastest GB/s}), keeping the fastest of
+    each size, as bench_ops' StreamCurve::record (lib/opbench/work.h)."""
+    if nbytes and gbps and nbytes > 0 and gbps > 0:
+        curve[nbytes] = max(curve.get(nbytes, 0.0), gbps)
+
+
+def stream_gbps_at(curve: dict, nbytes: float):
+    """GB/s of the stream of `curve` over `nbytes`, by bench_ops' rule (StreamCurve::gbps_at): the time
+    interpolated linearly between recorded sizes, the smallest's GB/s below it, the last segment's
+    marginal rate beyond the largest. None for an empty curve."""
+    if not curve:
+        return None
+    sizes = sorted(curve)
+    seconds = {b: b / (curve[b] * 1e9) for b in sizes}
+    if nbytes <= sizes[0]:
+        return curve[sizes[0]]
+    if nbytes in curve:
+        return curve[nbytes]
+    if nbytes > sizes[-1]:
+        if len(sizes) == 1:
+            return curve[sizes[-1]]
+        last, before = sizes[-1], sizes[-2]
+        slope = (seconds[last] - seconds[before]) / (last - before)
+        if not slope > 0:
+            return curve[last]
+        return nbytes / ((seconds[last] + (nbytes - last) * slope) * 1e9)
+    above = next(b for b in sizes if b > nbytes)
+    below = max(b for b in sizes if b < nbytes)
+    f = (nbytes - below) / (above - below)
+    return nbytes / (((1 - f) * seconds[below] + f * seconds[above]) * 1e9)
+
+
 def higher_is_better(metric: str) -> bool:
     return metric in HIGHER_IS_BETTER or metric.endswith("/s") or metric.endswith("_per_second")
 

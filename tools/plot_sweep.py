@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A roofline-style view of a bench_ops sweep: per family, achieved GB/s against bytes moved per
 iteration, one line per dtype x backend, with this run's measured ceilings (read, write, copy streams;
-from its Ceiling cases) as horizontal lines.
+from its Ceiling cases) as lines over the sizes each ran at, the fastest stream of a kind and size.
 
   plot_sweep.py BENCH_OPS.json --out sweep.png [--families LayerNorm,Gemv]
 
@@ -16,11 +16,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opbench_results import InputError, ceiling_stream, read_json  # noqa: E402
+from opbench_results import InputError, ceiling_stream, read_json, record_stream  # noqa: E402
 
 
 def plottable_cases(data: dict) -> dict:
-    """{family: {(dtype, backend): [(bytes, GB/s), ...]}}, and the ceilings {kind: GB/s}."""
+    """{family: {(dtype, backend): [(bytes, GB/s), ...]}}, and the ceilings {kind: {bytes: GB/s}}."""
     families = collections.defaultdict(lambda: collections.defaultdict(list))
     ceilings = {}
     for entry in data.get("benchmarks", []):
@@ -31,9 +31,9 @@ def plottable_cases(data: dict) -> dict:
             continue
         family, dtype, backend = parts[0], parts[1], parts[-1]
         if family == "Ceiling":
-            kind = ceiling_stream(entry["name"])   # the fastest stream of a kind, as bench_ops takes it
+            kind = ceiling_stream(entry["name"])   # the fastest stream of a kind and size, as bench_ops takes it
             if kind:
-                ceilings[kind] = max(ceilings.get(kind, 0.0), entry["GB/s"])
+                record_stream(ceilings.setdefault(kind, {}), entry["bytes"], entry["GB/s"])
             continue
         families[family][(dtype, backend)].append((entry["bytes"], entry["GB/s"]))
     return families, ceilings
@@ -53,10 +53,11 @@ def plot(families: dict, ceilings: dict, device: str, out: str) -> None:
         for (dtype, backend), points in sorted(families[name].items()):
             points.sort()
             ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"{dtype} {backend}")
-        for kind, gbps in sorted(ceilings.items()):
-            ax.axhline(gbps, color="gray", linestyle=styles[kind], linewidth=1)
-            ax.annotate(f"{kind} {gbps:.0f}", (0.01, gbps), xycoords=("axes fraction", "data"),
-                        fontsize=7, color="gray", va="bottom")
+        for kind, curve in sorted(ceilings.items()):   # each stream over the sizes it ran at
+            sizes = sorted(curve)
+            ax.plot(sizes, [curve[b] for b in sizes], color="gray", linestyle=styles[kind], linewidth=1)
+            ax.annotate(f"{kind} {curve[sizes[-1]]:.0f}", (sizes[-1], curve[sizes[-1]]), fontsize=7, color="gray",
+                        va="bottom", ha="right")
         ax.set_xscale("log", base=2)
         ax.set_title(name)
         ax.set_xlabel("bytes moved per iteration")

@@ -67,7 +67,7 @@ step_compile() {  # torch.compile (inductor) and eager beside the own kernels, s
 }
 step_vs_inductor() {  # ROUNDS (default 3) alternating rounds of bench_ops and compile_reference, then the median table
   local dir="$out/vs_inductor" i
-  local filter='^(Ceiling/bf16/32768x16384/(read|write|copy)|(LayerNorm|RMSNorm)/bf16/4096x|(Gemv|GatherGemv)/(bf16|int8)/)'
+  local filter='^(Ceiling/bf16/[0-9]+x[0-9]+/(read|write|copy)|(LayerNorm|RMSNorm)/bf16/4096x|(Gemv|GatherGemv)/(bf16|int8)/)'
   for i in $(seq "${ROUNDS:-3}"); do
     mkdir -p "$dir/round$i"
     wall $bench --benchmark_filter="$filter" --benchmark_out="$dir/round$i/bench_ops.json" \

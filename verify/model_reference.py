@@ -215,14 +215,15 @@ def run(name, c, int8, backend, device, runs):
 
 
 def bench_ops_figures(path):
-    """{case name: counters} and the read ceiling (GB/s) from a bench_ops JSON."""
+    """{case name: counters} and the read streams ({bytes: GB/s}, the fastest of each size, as bench_ops
+    takes them) from a bench_ops JSON."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
-    cases, read = {}, None
+    cases, read = {}, {}
     for b in data.get("benchmarks", []):
         name = b["name"].replace("/iterations:1/manual_time", "")
         if opbench_results.ceiling_stream(name) == "read" and b.get("GB/s"):
-            read = max(read or 0.0, b["GB/s"])   # the fastest read stream, as bench_ops takes it
+            opbench_results.record_stream(read, b.get("bytes"), b["GB/s"])
         if "items/s" in b:
             cases[name] = b
     return cases, read
@@ -230,14 +231,17 @@ def bench_ops_figures(path):
 
 def compare(results, path):
     cases, read = bench_ops_figures(path)
-    print(f"read ceiling (bench_ops Ceiling read case): {read:.0f} GB/s" if read else "no read ceiling in " + path)
+    largest = max(read) if read else None
+    print(f"read ceiling (bench_ops Ceiling read streams): {read[largest]:.0f} GB/s over {largest / 2**30:g} GiB, "
+          "each model held to the stream of its bytes per token" if read else "no read ceiling in " + path)
     print(f"{'model':<20}{'backend':<34}{'tok/s':>9}{'GB/s':>9}{'%bound':>8}")
     for name, (config, _, prefix) in MODELS.items():
         rows = [(k.split("/")[-1] + " (C++)", v["items/s"], v["GB/s"], v.get("model_GB")) for k, v in cases.items()
                 if k.startswith(prefix)]
         rows += [(r["backend"], r["tok_s"], r["gbps"], r["model_GB"]) for r in results if r["model"] == name]
         for backend, tok_s, gbps, model_gb in rows:
-            bound = 100 * gbps / read if read else float("nan")
+            ceiling = opbench_results.stream_gbps_at(read, model_gb * 1e9 if model_gb else largest) if read else None
+            bound = 100 * gbps / ceiling if ceiling else float("nan")
             print(f"{name:<20}{backend:<34}{tok_s:>9.1f}{gbps:>9.0f}{bound:>7.1f}%")
 
 

@@ -12,10 +12,12 @@ the two processes and each figure is the median over the rounds.
 Per case (LayerNorm and RMSNorm bf16 4096 x D; Gemv and GatherGemv bf16 and int8 D x D; D = 1024, 4096,
 8192, 16384): the medians of the own kernel (`cuda`), ATen and inductor in us; the own kernel's GB/s
 (the case's bytes over its median time) and its share of the matching ceiling (norms read and write:
-copy; GEMVs read: read), each ceiling the median over the rounds of the round's fastest stream of its
-kind (the Ceiling/bf16/32768x16384 rows: ATen's `read` and our `read_cuda`, as bench_ops does); own vs
-inductor (inductor / own - 1 of the medians: + means the own kernel is faster) and its range over the
-rounds. Then the issue's criteria, each met or not with its figure:
+copy; GEMVs read: read). The ceiling of a case is its stream at the case's own byte count, as bench_ops
+holds it (lib/opbench/work.h, StreamCurve: the Ceiling streams run at 16 MiB to 1 GiB, the fastest of a
+kind and size kept, sizes between interpolated), the median over the rounds; beside it the share of the
+largest stream (1 GiB), which a case of fewer bytes cannot reach (a stream's fixed cost). Own vs inductor
+(inductor / own - 1 of the medians: + means the own kernel is faster) and its range over the rounds.
+Then the issue's criteria, each met or not with its figure:
   - own >= inductor at D >= 4096, within 5% at D = 1024;
   - GEMVs at D = 16384 >= 95% of read; norms at D >= 8192 >= 90% of copy.
 Exit status 0 with the table; 2 with one line naming the file on unusable input.
@@ -32,7 +34,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools")
 import opbench_results  # noqa: E402
 
 DIMS = (1024, 4096, 8192, 16384)
-CEILING = "Ceiling/bf16/32768x16384/"
+CEILING_PREFIX = "Ceiling/"
+CEILING = "Ceiling/bf16/32768x16384/"   # the 1 GiB streams
 AHEAD_FROM_DIM, NEAR_DIM, NEAR_PCT = 4096, 1024, 5.0
 GEMV_READ_PCT, NORM_COPY_PCT = 95.0, 90.0
 
@@ -65,21 +68,34 @@ def median_of(rounds, pick):
 
 
 def ceilings(rounds):
-    """{'read'|'write'|'copy': median GB/s} over the rounds; a round's ceiling of a kind is its fastest
-    stream of that kind (ATen's and our own: `read`, `read_cuda`)."""
-    out = {}
-    for kind in ("read", "write", "copy"):
-        def gbps(r, kind=kind):
-            return max((nbytes / us / 1e3 for name, (us, nbytes) in r[0].items()
-                        if name.startswith(CEILING) and opbench_results.ceiling_stream(name) == kind and nbytes),
-                       default=None)
-        out[kind] = median_of(rounds, gbps)
+    """[{'read'|'write'|'copy': {bytes: GB/s}}] a round: each kind's fastest stream of each size."""
+    out = []
+    for r in rounds:
+        curves = {}
+        for name, (us, nbytes) in r[0].items():
+            kind = opbench_results.ceiling_stream(name) if name.startswith(CEILING_PREFIX) else None
+            if kind and nbytes and us:
+                opbench_results.record_stream(curves.setdefault(kind, {}), nbytes, nbytes / us / 1e3)
+        out.append(curves)
     return out
 
 
-def rows(rounds, ceiling):
-    """One dict a case: the medians, GB/s, % of its ceiling (`ceiling`: ceilings(rounds)), own vs
-    inductor and its range."""
+def ceiling_gbps(curves, kind, nbytes):
+    """The median over the rounds of the `kind` stream's GB/s at `nbytes` (None where none ran)."""
+    values = [opbench_results.stream_gbps_at(c.get(kind, {}), nbytes) for c in curves]
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def largest_gbps(curves, kind):
+    """The median over the rounds of the `kind` stream's GB/s at its largest size."""
+    values = [c[kind][max(c[kind])] for c in curves if c.get(kind)]
+    return statistics.median(values) if values else None
+
+
+def rows(rounds, curves):
+    """One dict a case: the medians, GB/s, % of its ceiling (`curves`: ceilings(rounds)) and of the
+    largest stream, own vs inductor and its range."""
     for name, norm, dim in case_names():
         own = median_of(rounds, lambda r: (r[0].get(name + "/cuda") or (None,))[0])
         aten = median_of(rounds, lambda r: (r[0].get(name + "/aten") or (None,))[0])
@@ -89,11 +105,31 @@ def rows(rounds, ceiling):
                      if name + "/cuda" in r[0] and name + "/inductor" in r[1]]
         kind = "copy" if norm else "read"
         gbps = nbytes / own / 1e3 if own and nbytes else None
+        bound = ceiling_gbps(curves, kind, nbytes) if nbytes else None
+        largest = largest_gbps(curves, kind)
         yield {"case": name, "norm": norm, "dim": dim, "own_us": own, "aten_us": aten, "inductor_us": inductor,
-               "gbps": gbps, "ceiling": kind,
-               "ceiling_pct": gbps / ceiling[kind] * 100 if gbps and ceiling[kind] else None,
+               "gbps": gbps, "ceiling": kind, "ceiling_gbps": bound,
+               "ceiling_pct": gbps / bound * 100 if gbps and bound else None,
+               "largest_pct": gbps / largest * 100 if gbps and largest else None,
                "vs_inductor_pct": inductor / own * 100 - 100 if own and inductor else None,
                "range_pct": (min(per_round), max(per_round)) if per_round else None}
+
+
+def size_text(nbytes):
+    mib = nbytes / 2 ** 20
+    return f"{mib / 1024:g} GiB" if mib >= 1024 else f"{mib:g} MiB"
+
+
+def ceilings_text(curves):
+    """'read: 16 MiB 2890, 1 GiB 4611 GB/s; copy: ...', each figure the median over the rounds."""
+    parts = []
+    for kind in ("read", "write", "copy"):
+        sizes = sorted({b for c in curves for b in c.get(kind, {})})
+        if sizes:
+            parts.append(f"{kind}: " + ", ".join(
+                f"{size_text(b)} {statistics.median(c[kind][b] for c in curves if b in c.get(kind, {})):.0f}"
+                for b in sizes) + " GB/s")
+    return "; ".join(parts) if parts else "none measured"
 
 
 def fmt(value, spec, suffix=""):
@@ -119,17 +155,19 @@ def criteria(row):
 
 
 def table(rounds) -> str:
-    ceiling = ceilings(rounds)
-    lines = [f"Medians over {len(rounds)} rounds. Ceilings: read {fmt(ceiling['read'], '.0f')} GB/s, "
-             f"write {fmt(ceiling['write'], '.0f')} GB/s, copy {fmt(ceiling['copy'], '.0f')} GB/s.", "",
-             "| case | own us | ATen us | inductor us | own GB/s | % of ceiling | own vs inductor | range over rounds |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    curves = ceilings(rounds)
+    lines = [f"Medians over {len(rounds)} rounds. Ceilings by stream size: {ceilings_text(curves)}.", "",
+             "| case | own us | ATen us | inductor us | own GB/s | ceiling GB/s | % of ceiling | % of 1 GiB stream "
+             "| own vs inductor | range over rounds |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     verdicts = []
-    for row in rows(rounds, ceiling):
+    for row in rows(rounds, curves):
         rng = row["range_pct"]
         lines.append(f"| {row['case']} | {fmt(row['own_us'], '.2f')} | {fmt(row['aten_us'], '.2f')} | "
                      f"{fmt(row['inductor_us'], '.2f')} | {fmt(row['gbps'], '.0f')} | "
-                     f"{fmt(row['ceiling_pct'], '.1f', '% ' + row['ceiling'])} | {fmt(row['vs_inductor_pct'], '+.1f', '%')} | "
+                     f"{row['ceiling']} {fmt(row['ceiling_gbps'], '.0f')} | "
+                     f"{fmt(row['ceiling_pct'], '.1f', '% ' + row['ceiling'])} | {fmt(row['largest_pct'], '.1f', '%')} | "
+                     f"{fmt(row['vs_inductor_pct'], '+.1f', '%')} | "
                      f"{'–' if rng is None else f'{rng[0]:+.1f} to {rng[1]:+.1f}%'} |")
         verdicts += [(row["case"],) + c for c in criteria(row)]
     met = [v for v in verdicts if v[2]]

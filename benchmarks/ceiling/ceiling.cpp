@@ -1,24 +1,29 @@
 // Ceiling: what this GPU actually reaches, measured in the same run as every other case, so that a
 // case's throughput can be read as a share of the achievable and not only of the datasheet peak.
 //   Ceiling/bf16/32768x16384/read                 a read-only stream over a 1 GiB buffer: ATen's sum
-//   Ceiling/bf16/32768x16384/read_cuda            the same read by our own stream kernel
+//   Ceiling/bf16/<shape>/read_cuda                the same read by our own stream kernel
 //                                                 (stream_kernels.h: the access pattern of our fastest
 //                                                 GEMVs, 4-9% ahead of the sum on the H100 and H200):
 //                                                 GB/s read, the bound of read-dominated ops (GEMV, decode)
 //   Ceiling/bf16/32768x16384/write                a write-only stream: ATen's fill_
-//   Ceiling/bf16/32768x16384/write_cuda           the same by our own stream kernel (37% ahead of fill_
+//   Ceiling/bf16/<shape>/write_cuda               the same by our own stream kernel (37% ahead of fill_
 //                                                 on the H200, level on the H100): GB/s written
-//   Ceiling/bf16/32768x16384/copy                 device-to-device copy of a 1 GiB bf16 buffer with
-//                                                 cudaMemcpyAsync: GB/s counting read + write (the
-//                                                 bandwidth ceiling; datasheet HBM peak is higher)
+//   Ceiling/bf16/<shape>/copy                     device-to-device copy with cudaMemcpyAsync: GB/s
+//                                                 counting read + write (the bandwidth ceiling;
+//                                                 datasheet HBM peak is higher)
 //   Ceiling/bf16/8192x8192x8192/cublas            C = A @ B, bf16 in and out, fp32 compute, through
 //                                                 cublasGemmEx called directly (common/cublas_ops.h,
 //                                                 not ATen's mm): TFLOP/s with FLOPs 2*M*N*K (the
 //                                                 compute ceiling)
-// Each backend declares which ceiling it measures (Backend::measures): the fastest figure of a kind
-// becomes this run's ceiling of that kind (a bound that a faster stream beats is no bound), and every
-// later case gets %ceiling beside %peak (work.h: figures_of). Families that measure ceilings register first, so the ceilings are known when the other cases time; a run
-// whose filter leaves out Ceiling/ has no %ceiling.
+// <shape>: 2048x4096, 4096x8192, 8192x16384 and 32768x16384 bf16 (16 MiB, 64 MiB, 256 MiB, 1 GiB): a
+// stream's fixed cost weighs more the fewer bytes it moves (the H200's read stream: 3507 GB/s over
+// 64 MiB, 4611 over 1 GiB), so each case is held to the streams of its own byte count (work.h:
+// StreamCurve). ATen's streams, slower than ours at 1 GiB, run at that size only.
+// Each backend declares which ceiling it measures (Backend::measures): the fastest figure of a kind and
+// size becomes this run's ceiling there (a bound that a faster stream beats is no bound), and every
+// later case gets %ceiling beside %peak (work.h: figures_of). Families that measure ceilings register
+// first, so the ceilings are known when the other cases time; a run whose filter leaves out Ceiling/
+// has no %ceiling.
 // GPU only: a CPU "ceiling" would say nothing about the GPU figures it is meant to scale, so nothing is
 // registered on CPU.
 // Inputs: randn (never zeros: GEMM power and clocks depend on the data). Checks: the copy, exactly
@@ -53,6 +58,8 @@ namespace opbench {
 namespace {
 
 constexpr int64_t kCopyRows = 32768, kCopyCols = 16384;   // 2^29 bf16 = 1 GiB
+// Our streams and the copy at 16 MiB, 64 MiB, 256 MiB and 1 GiB of bf16.
+const std::vector<Dims> kStreamShapes = {{2048, 4096}, {4096, 8192}, {8192, 16384}, {kCopyRows, kCopyCols}};
 constexpr int64_t kGemmM = 8192, kGemmN = 8192, kGemmK = 8192;
 constexpr int64_t kGemmSamples = 64;
 
@@ -199,10 +206,10 @@ Work gemm_work(c10::ScalarType, const Dims& dims) {
 
 OPBENCH_FAMILY(Ceiling) {
   return {.name = "Ceiling", .summary = "what this GPU reaches in this run: streams and the bf16 GEMM (the %ceiling denominators)",
-          .dtypes = {c10::kBFloat16}, .gpu_shapes = {{kCopyRows, kCopyCols}},   // GPU only: a CPU ceiling scales nothing
-          .backends = {{"read", true, {}, CeilingKind::kRead, {}, read_work},
+          .dtypes = {c10::kBFloat16}, .gpu_shapes = kStreamShapes,   // GPU only: a CPU ceiling scales nothing
+          .backends = {{"read", true, {}, CeilingKind::kRead, {{kCopyRows, kCopyCols}}, read_work},
                        {"read_cuda", true, {}, CeilingKind::kRead, {}, read_work},
-                       {"write", true, {}, CeilingKind::kWrite, {}, write_work},
+                       {"write", true, {}, CeilingKind::kWrite, {{kCopyRows, kCopyCols}}, write_work},
                        {"write_cuda", true, {}, CeilingKind::kWrite, {}, write_work},
                        {"copy", true, {}, CeilingKind::kCopy},
                        {"cublas", true, {}, CeilingKind::kGemm, {{kGemmM, kGemmN, kGemmK}}, gemm_work}},

@@ -5,6 +5,7 @@
 // Bytes are counted once per tensor read and once per tensor written (no cache reuse, no re-reads);
 // each family documents what it counts. FLOPs: 2*M*N*K for matmul-like work, per family otherwise.
 #pragma once
+#include <map>
 #include <optional>
 
 #include "opbench/device.h"
@@ -29,17 +30,42 @@ struct Work {
 };
 
 // The ceilings this run measured (the Ceiling family runs first). Units: GB/s counting every byte moved
-// (a copy counts read + write), TFLOP/s. Several cases may measure one kind (ATen's read stream and our
-// own): record keeps the fastest, since a bound that another stream beats is no bound.
+// (a copy counts read + write), TFLOP/s.
 enum class CeilingKind { kRead, kWrite, kCopy, kGemm };
 const char* ceiling_kind_name(CeilingKind kind);   // "read", "write", "copy", "gemm"
-struct Ceilings {
-  std::optional<double> read_gbps, write_gbps, copy_gbps, gemm_tflops;
-  void record(CeilingKind kind, double value);
-  bool any() const { return read_gbps || write_gbps || copy_gbps || gemm_tflops; }
+
+// One kind of stream's GB/s as a function of the bytes it moves. A stream has a fixed cost (launch,
+// first-wave latency, the tail) that a small one cannot amortize: on the H200 our read stream reached
+// 3507 GB/s over 64 MiB, 4304 over 256 MiB and 4611 over 1 GiB (results/NVIDIA_H200/stream_sizes), so a
+// 256 MiB GEMV held to the 1 GiB figure could never pass 93%. The Ceiling streams run at several sizes;
+// a case is held to the stream of its own byte count:
+//   - record keeps the fastest GB/s of each byte count (ATen's stream and ours: a bound that another
+//     stream beats is no bound);
+//   - between two recorded sizes the time is interpolated linearly in bytes;
+//   - below the smallest, the smallest's GB/s (a smaller stream is slower still, so this bound is too
+//     tight, never too loose);
+//   - beyond the largest, the last segment's marginal rate (the largest's GB/s when only one was recorded).
+class StreamCurve {
+ public:
+  void record(double bytes, double gbps);
+  std::optional<double> gbps_at(double bytes) const;   // nullopt: nothing recorded
+  bool empty() const { return gbps_by_bytes_.empty(); }
+  const std::map<double, double>& points() const { return gbps_by_bytes_; }   // bytes -> fastest GB/s
+
+ private:
+  std::map<double, double> gbps_by_bytes_;
 };
 
-// The fastest time the measured streams allow for `bytes_read` + `bytes_written`, in seconds:
+struct Ceilings {
+  StreamCurve read, write, copy;
+  std::optional<double> gemm_tflops;   // the fastest GEMM (one size: a compute bound)
+  // `bytes`: what the measuring case moved; `value`: its GB/s, or TFLOP/s for kGemm.
+  void record(CeilingKind kind, double bytes, double value);
+  bool any() const { return !read.empty() || !write.empty() || !copy.empty() || gemm_tflops; }
+};
+
+// The fastest time the measured streams allow for `bytes_read` + `bytes_written`, in seconds, each
+// stream's GB/s taken at the case's total bytes:
 //   balanced = min(R, W): read and written together, at the copy ceiling (2 * balanced bytes);
 //   the rest of the reads at the read ceiling, the rest of the writes at the write ceiling.
 // A stream that was not measured is replaced by the nearest one that was: read or write by copy, copy by

@@ -52,12 +52,14 @@ TEST(Work, PercentOfPeakTakesTheLimitingResource) {
 }
 
 // The bandwidth bound of a traffic mix: the balanced part at the copy ceiling, the rest of the reads
-// at the read ceiling and the rest of the writes at the write ceiling (H100-like figures).
+// at the read ceiling and the rest of the writes at the write ceiling (H100-like figures, each stream
+// measured at one size: its GB/s then holds at every size).
 TEST(Work, CeilingBoundMatchesTheTrafficMix) {
+  constexpr double kGiB = double(int64_t{1} << 30);
   Ceilings c;
-  c.read_gbps = 3000;
-  c.write_gbps = 3300;
-  c.copy_gbps = 2900;
+  c.record(CeilingKind::kRead, kGiB, 3000);
+  c.record(CeilingKind::kWrite, kGiB, 3300);
+  c.record(CeilingKind::kCopy, 2 * kGiB, 2900);
   EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(3e9, 0, c), 1e-3);        // read-only: 3 GB at 3000 GB/s
   EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(0, 3.3e9, c), 1e-3);      // write-only
   EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(1.45e9, 1.45e9, c), 1e-3);   // a copy: 2.9 GB at 2900
@@ -68,36 +70,73 @@ TEST(Work, CeilingBoundMatchesTheTrafficMix) {
   EXPECT_DOUBLE_EQ(*at_read.percent_of_ceiling(), 100);
   // Streams not measured are replaced by the nearest measured one.
   Ceilings copy_only;
-  copy_only.copy_gbps = 2900;
+  copy_only.record(CeilingKind::kCopy, 2 * kGiB, 2900);
   EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(2.9e9, 0, copy_only), 1e-3);
   Ceilings read_write;
-  read_write.read_gbps = 3000;
-  read_write.write_gbps = 3000;
+  read_write.record(CeilingKind::kRead, kGiB, 3000);
+  read_write.record(CeilingKind::kWrite, kGiB, 3000);
   EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(1.5e9, 1.5e9, read_write), 1e-3);
   EXPECT_FALSE(bandwidth_bound_seconds(1e9, 1e9, Ceilings{}).has_value());
   // The compute share uses the measured GEMM; %ceiling is the larger share.
   Ceilings gemm;
-  gemm.gemm_tflops = 800;
-  gemm.copy_gbps = 4000;
+  gemm.record(CeilingKind::kGemm, 0, 800);
+  gemm.record(CeilingKind::kCopy, 2 * kGiB, 4000);
   Figures both = figures_of(work(1e9, 1e9, 4e11, PeakKind::kBf16), 1e-3, std::nullopt, gemm);
   EXPECT_DOUBLE_EQ(*both.compute_of_ceiling, 0.5);     // 400 of 800 TFLOP/s
   EXPECT_DOUBLE_EQ(*both.bandwidth_of_ceiling, 0.5);   // 2000 of 4000 GB/s
   EXPECT_DOUBLE_EQ(*both.percent_of_ceiling(), 50);
 }
 
-// Two streams of one kind (ATen's and our own): the ceiling is the faster, whatever the order.
+// Two streams of one kind and size (ATen's and our own): the ceiling is the faster, whatever the order.
 TEST(Work, CeilingOfAKindIsItsFastestStream) {
+  constexpr double kGiB = double(int64_t{1} << 30);
   Ceilings c;
-  c.record(CeilingKind::kRead, 3030);
-  c.record(CeilingKind::kRead, 3174);
-  c.record(CeilingKind::kRead, 3100);
-  EXPECT_DOUBLE_EQ(*c.read_gbps, 3174);
-  c.record(CeilingKind::kWrite, 4629);
-  c.record(CeilingKind::kWrite, 3372);
-  EXPECT_DOUBLE_EQ(*c.write_gbps, 4629);
-  EXPECT_FALSE(c.copy_gbps.has_value());
+  c.record(CeilingKind::kRead, kGiB, 3030);
+  c.record(CeilingKind::kRead, kGiB, 3174);
+  c.record(CeilingKind::kRead, kGiB, 3100);
+  EXPECT_DOUBLE_EQ(*c.read.gbps_at(kGiB), 3174);
+  c.record(CeilingKind::kWrite, kGiB, 4629);
+  c.record(CeilingKind::kWrite, kGiB, 3372);
+  EXPECT_DOUBLE_EQ(*c.write.gbps_at(kGiB), 4629);
+  EXPECT_TRUE(c.copy.empty());
+  c.record(CeilingKind::kGemm, 0, 700);
+  c.record(CeilingKind::kGemm, 0, 650);
+  EXPECT_DOUBLE_EQ(*c.gemm_tflops, 700);
   // A read-only case at the faster stream's figure is 100% of the read bound, not 105%.
   EXPECT_DOUBLE_EQ(*figures_of(work(3.174e9, 0, 0), 1e-3, std::nullopt, c).percent_of_ceiling(), 100);
+}
+
+// A case is held to the stream of its own size (the H200's read streams of results/NVIDIA_H200/
+// stream_sizes): a 256 MiB read at the 256 MiB stream's speed is 100%, not 93% of the 1 GiB figure.
+TEST(Work, CeilingFollowsTheBytesOfTheCase) {
+  constexpr double kMiB = double(int64_t{1} << 20);
+  Ceilings c;
+  c.record(CeilingKind::kRead, 1024 * kMiB, 4611);
+  c.record(CeilingKind::kRead, 64 * kMiB, 3507);
+  c.record(CeilingKind::kRead, 256 * kMiB, 4304);
+  auto seconds = [](double mib, double gbps) { return mib * kMiB / (gbps * 1e9); };
+  EXPECT_DOUBLE_EQ(*c.read.gbps_at(256 * kMiB), 4304);
+  EXPECT_DOUBLE_EQ(*figures_of(work(256 * kMiB, 0, 0), seconds(256, 4304), std::nullopt, c).percent_of_ceiling(), 100);
+  // Between two sizes the time is interpolated: 512 MiB a third of the way from 256 MiB to 1 GiB.
+  const double t512 = seconds(256, 4304) + (seconds(1024, 4611) - seconds(256, 4304)) / 3;
+  EXPECT_NEAR(*c.read.gbps_at(512 * kMiB), 512 * kMiB / t512 / 1e9, 1e-9);
+  EXPECT_GT(*c.read.gbps_at(512 * kMiB), 4304);
+  EXPECT_LT(*c.read.gbps_at(512 * kMiB), 4611);
+  // Below the smallest: its GB/s. Beyond the largest: the last segment's marginal rate (faster still).
+  EXPECT_DOUBLE_EQ(*c.read.gbps_at(16 * kMiB), 3507);
+  const double marginal = 768 * kMiB / (seconds(1024, 4611) - seconds(256, 4304)) / 1e9;
+  const double t2048 = seconds(1024, 4611) + 1024 * kMiB / (marginal * 1e9);
+  EXPECT_NEAR(*c.read.gbps_at(2048 * kMiB), 2048 * kMiB / t2048 / 1e9, 1e-9);
+  EXPECT_GT(*c.read.gbps_at(2048 * kMiB), 4611);
+  // A slower stream of a recorded size changes nothing; a faster one replaces it.
+  c.record(CeilingKind::kRead, 256 * kMiB, 4200);
+  EXPECT_DOUBLE_EQ(*c.read.gbps_at(256 * kMiB), 4304);
+  c.record(CeilingKind::kRead, 256 * kMiB, 4400);
+  EXPECT_DOUBLE_EQ(*c.read.gbps_at(256 * kMiB), 4400);
+  // A mix takes each stream at the case's total bytes: 64 MiB read + 64 MiB written is a 128 MiB copy.
+  c.record(CeilingKind::kCopy, 128 * kMiB, 3000);
+  c.record(CeilingKind::kCopy, 2048 * kMiB, 4000);
+  EXPECT_DOUBLE_EQ(*bandwidth_bound_seconds(64 * kMiB, 64 * kMiB, c), seconds(128, 3000));
 }
 
 TEST(Names, CaseNameJoinsFourParts) {

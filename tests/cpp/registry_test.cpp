@@ -183,9 +183,11 @@ TEST(RecordedRun, H200SweepGivesTheRowsTheOldReportersWrote) {
     r.run_type = BRun::RT_Iteration;
     r.iterations = b["iterations"].get<int64_t>();
     r.real_accumulated_time = b["real_time"].get<double>() * 1e-6 * static_cast<double>(r.iterations);   // us
-    if (name.rfind("Ceiling/", 0) == 0)   // the ceilings that run's Ceiling cases measured
-      run.ceilings.record(*run.cases.find(name)->measures,
+    if (name.rfind("Ceiling/", 0) == 0) {   // the ceilings that run's Ceiling cases measured
+      const CaseInfo& c = *run.cases.find(name);
+      run.ceilings.record(*c.measures, c.work.bytes_read + c.work.bytes_written,
                           b.contains("TFLOP/s") ? b["TFLOP/s"].get<double>() : b["GB/s"].get<double>());
+    }
     runs.push_back(r);
   }
 

@@ -73,7 +73,7 @@ RunContext& h200_run() {
     return r;
   }();
   run.ceilings = {};
-  run.ceilings.copy_gbps = 4000;   // as the Ceiling cases would have recorded them
+  run.ceilings.copy.record(2.0 * (int64_t{1} << 30), 4000);   // as the Ceiling cases would have recorded them
   run.ceilings.gemm_tflops = 800;
   return run;
 }

@@ -58,8 +58,8 @@ def run(tmp_path, capsys, rounds):
 def test_all_fine_meets_every_criterion(tmp_path, capsys):
     out = run(tmp_path, capsys, [write_round(tmp_path / "r1")])
     assert "Criteria met: 32 of 32." in out   # 24 vs inductor, 2 GEMV x 2 dtypes at 16384 read, 4 norms copy
-    assert "read 4000 GB/s" in out and "copy 4200 GB/s" in out
-    assert "| Gemv/bf16/16384 | 134.22 |" in out and "100.0% read" in out
+    assert "read: 1 GiB 4000 GB/s" in out and "copy: 1 GiB 4200 GB/s" in out
+    assert "| Gemv/bf16/16384 | 134.22 |" in out and "| read 4000 | 100.0% read | 100.0% |" in out
 
 
 def test_medians_over_rounds_and_the_range(tmp_path, capsys):
@@ -97,9 +97,27 @@ def test_ceiling_is_the_fastest_stream_of_its_kind(tmp_path, capsys):
                 "time_unit": "us", "bytes": CEIL_BYTES}
     slow_copy = dict(own_read, name=vs.CEILING + "copy_cuda", real_time=CEIL_BYTES / 3000.0 / 1e3)
     out = run(tmp_path, capsys, [write_round(tmp_path / "r1", extra=[own_read, slow_copy])])
-    assert "read 4400 GB/s" in out and "copy 4200 GB/s" in out   # ours beats ATen's read; the slower copy is no bound
+    assert "read: 1 GiB 4400 GB/s" in out and "copy: 1 GiB 4200 GB/s" in out   # ours beats ATen's read; the slower copy is no bound
     # the GEMVs, at ATen's read stream, are now 4000 / 4400 of the read ceiling
     assert "90.9% read" in out and "- not met: Gemv/bf16/16384, >= 95% of read (90.9%)" in out
+
+
+def test_ceiling_is_the_stream_of_the_case_size(tmp_path, capsys):
+    # A 256 MiB read stream at 3600 GB/s (its fixed cost weighs more than the 1 GiB stream's): the int8
+    # GEMV of 256 MiB at 3600 GB/s is 100% of its ceiling and 90% of the 1 GiB stream; the bf16 GEMV of
+    # 512 MiB is held to the time interpolated between 256 MiB and 1 GiB.
+    mib = 2 ** 20
+    small = {"name": "Ceiling/bf16/8192x16384/read_cuda", "run_type": "iteration",
+             "real_time": 256 * mib / 3600.0 / 1e3, "time_unit": "us", "bytes": 256 * mib}
+    gemv = "Gemv/int8/16384"
+    out = run(tmp_path, capsys, [write_round(tmp_path / "r1", own={gemv: 256 * mib / 3600.0 / 1e3}, extra=[small])])
+    assert "read: 256 MiB 3600, 1 GiB 4000 GB/s" in out
+    row = next(line for line in out.splitlines() if line.startswith(f"| {gemv} |"))
+    assert "| read 3600 | 100.0% read | 90.0% |" in row
+    assert f"{gemv}, >= 95% of read" not in out
+    t = 256 * mib / 3600e9 + (2 ** 30 / 4000e9 - 256 * mib / 3600e9) / 3   # 512 MiB: a third of the way
+    bf16 = next(line for line in out.splitlines() if line.startswith("| Gemv/bf16/16384 |"))
+    assert f"| read {512 * mib / t / 1e9:.0f} |" in bf16
 
 
 def test_missing_inductor_and_failed_case(tmp_path, capsys):
