@@ -36,9 +36,9 @@ const char* ceiling_kind_name(CeilingKind kind);   // "read", "write", "copy", "
 
 // One kind of stream's GB/s as a function of the bytes it moves. A stream has a fixed cost (launch,
 // first-wave latency, the tail) that a small one cannot amortize: on the H200 our read stream reached
-// 3507 GB/s over 64 MiB, 4304 over 256 MiB and 4611 over 1 GiB (results/NVIDIA_H200/stream_sizes), so a
-// 256 MiB GEMV held to the 1 GiB figure could never pass 93%. The Ceiling streams run at several sizes;
-// a case is held to the stream of its own byte count:
+// 3507 GB/s over 64 MiB, 4304 over 256 MiB and 4611 over 1 GiB (results/NVIDIA_H200/
+// int8_gemv_experiment), so a 256 MiB GEMV held to the 1 GiB figure could never pass 93%. The Ceiling
+// streams run at several sizes; a case is held to the stream of its own byte count:
 //   - record keeps the fastest GB/s of each byte count (ATen's stream and ours: a bound that another
 //     stream beats is no bound);
 //   - between two recorded sizes the time is interpolated linearly in bytes;
