@@ -64,11 +64,17 @@ def ceiling_stream(name: str):
     return kind if kind in ("read", "write", "copy") else None
 
 
-def record_stream(curve: dict, nbytes: float, gbps: float) -> None:
-    """Adds a Ceiling stream's figure to `curve` ({bytes moved: fastest GB/s}), keeping the fastest of
-    each size, as bench_ops' StreamCurve::record (lib/opbench/work.h)."""
-    if nbytes and gbps and nbytes > 0 and gbps > 0:
-        curve[nbytes] = max(curve.get(nbytes, 0.0), gbps)
+def stream_curves(figures) -> dict:
+    """{'read'|'write'|'copy': {bytes moved: fastest GB/s}} from (case name, bytes moved, GB/s) triples:
+    the Ceiling streams among them, the fastest of each kind and size kept as bench_ops' StreamCurve::record
+    (lib/opbench/work.h) keeps it; other cases and figures without bytes are ignored."""
+    curves = {}
+    for name, nbytes, gbps in figures:
+        kind = ceiling_stream(name)
+        if kind and nbytes and gbps and nbytes > 0 and gbps > 0:
+            curve = curves.setdefault(kind, {})
+            curve[nbytes] = max(curve.get(nbytes, 0.0), gbps)
+    return curves
 
 
 def stream_gbps_at(curve: dict, nbytes: float):

@@ -16,13 +16,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opbench_results import InputError, ceiling_stream, read_json, record_stream  # noqa: E402
+from opbench_results import InputError, read_json, stream_curves  # noqa: E402
 
 
 def plottable_cases(data: dict) -> dict:
     """{family: {(dtype, backend): [(bytes, GB/s), ...]}}, and the ceilings {kind: {bytes: GB/s}}."""
     families = collections.defaultdict(lambda: collections.defaultdict(list))
-    ceilings = {}
+    streams = []   # (name, bytes, GB/s) of the Ceiling cases
     for entry in data.get("benchmarks", []):
         if entry.get("run_type", "iteration") != "iteration" or entry.get("error_occurred") or entry.get("skipped"):
             continue
@@ -31,12 +31,10 @@ def plottable_cases(data: dict) -> dict:
             continue
         family, dtype, backend = parts[0], parts[1], parts[-1]
         if family == "Ceiling":
-            kind = ceiling_stream(entry["name"])   # the fastest stream of a kind and size, as bench_ops takes it
-            if kind:
-                record_stream(ceilings.setdefault(kind, {}), entry["bytes"], entry["GB/s"])
+            streams.append((entry["name"], entry["bytes"], entry["GB/s"]))
             continue
         families[family][(dtype, backend)].append((entry["bytes"], entry["GB/s"]))
-    return families, ceilings
+    return families, stream_curves(streams)   # the fastest stream of a kind and size, as bench_ops takes it
 
 
 def plot(families: dict, ceilings: dict, device: str, out: str) -> None:

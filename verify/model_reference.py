@@ -219,14 +219,14 @@ def bench_ops_figures(path):
     takes them) from a bench_ops JSON."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
-    cases, read = {}, {}
+    cases, streams = {}, []
     for b in data.get("benchmarks", []):
         name = b["name"].replace("/iterations:1/manual_time", "")
-        if opbench_results.ceiling_stream(name) == "read" and b.get("GB/s"):
-            opbench_results.record_stream(read, b.get("bytes"), b["GB/s"])
+        if b.get("GB/s"):
+            streams.append((name, b.get("bytes"), b["GB/s"]))
         if "items/s" in b:
             cases[name] = b
-    return cases, read
+    return cases, opbench_results.stream_curves(streams).get("read", {})
 
 
 def compare(results, path):

@@ -34,7 +34,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools")
 import opbench_results  # noqa: E402
 
 DIMS = (1024, 4096, 8192, 16384)
-CEILING_PREFIX = "Ceiling/"
 CEILING = "Ceiling/bf16/32768x16384/"   # the 1 GiB streams
 AHEAD_FROM_DIM, NEAR_DIM, NEAR_PCT = 4096, 1024, 5.0
 GEMV_READ_PCT, NORM_COPY_PCT = 95.0, 90.0
@@ -69,15 +68,8 @@ def median_of(rounds, pick):
 
 def ceilings(rounds):
     """[{'read'|'write'|'copy': {bytes: GB/s}}] a round: each kind's fastest stream of each size."""
-    out = []
-    for r in rounds:
-        curves = {}
-        for name, (us, nbytes) in r[0].items():
-            kind = opbench_results.ceiling_stream(name) if name.startswith(CEILING_PREFIX) else None
-            if kind and nbytes and us:
-                opbench_results.record_stream(curves.setdefault(kind, {}), nbytes, nbytes / us / 1e3)
-        out.append(curves)
-    return out
+    return [opbench_results.stream_curves((name, nbytes, nbytes / us / 1e3) for name, (us, nbytes) in r[0].items()
+                                          if us and nbytes) for r in rounds]
 
 
 def ceiling_gbps(curves, kind, nbytes):
