@@ -123,6 +123,25 @@ void launch_vector(const GemvArgs& a, cudaStream_t stream) {
   launch_by_mode<T, C, true>(a, stream);
 }
 
+// An unfused int8 GEMV without a gather (the GEMV family, the decode's unfused projections) under an
+// ordinary launch on the H100, rows of a multiple of 8 KB: the kernel without the expert's code, 4-warp
+// groups of 4 steps (a group's iteration covers 8 KB), registers for 8 blocks an SM (32, where the
+// compiler left such configurations 48-64) and x's loads issued with W's: in bench_ops' table against
+// inductor (results/NVIDIA_H100_80GB_HBM3/vs_inductor_<sha>) 16384 columns 90.3 -> 88.7 us, 8192
+// 26.3 -> 25.3 us (the exploration: kernel_tune/occupancy_x3). False, nothing launched, for any other.
+bool launch_bounded_int8(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream) {
+  if (a.w_type != WeightType::kInt8 || a.expert_idx != nullptr || a.fusion.norm_w != nullptr ||
+      a.fusion.epilogue != GemvEpilogue::kStore || (a.programmatic && programmatic_launch_supported()) ||
+      current_launch_rules() != LaunchRules::kH100 || row_bytes % 8192 != 0)
+    return false;
+  constexpr int kWarps = 4, kGroup = 4, kRows = 1, kSteps = 4, kMinBlocks = 8;
+  launch_kernel(gemv::vector_kernel<int8_t, kWarps, kGroup, kRows, kSteps, false, false, false, GemvEpilogue::kStore,
+                                    kMinBlocks, true>,
+                dim3(gemv::vector_blocks<kWarps, kGroup, kRows>(a.rows)), dim3(kWarps * kWarpSize), 0, stream, false,
+                params_of(a));
+  return true;
+}
+
 // The configuration by launch_rules.h's set, from verify/tune on each GPU (results/<gpu>/kernel_tune).
 // bf16 on the H100 (run6_f3bf9d2): rows of up to 4 KB by groups of 4 warps, 2 rows x 2 steps in flight;
 // longer rows a row per 8-warp block, 2 steps, or per 16-warp block given 8192 rows or more (with fewer,
@@ -176,7 +195,7 @@ void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
                   params_of(a));
   } else if constexpr (sizeof(T) == 2) {
     launch_bf16_rows<T>(a, row_bytes, stream);
-  } else {
+  } else if (!launch_bounded_int8(a, row_bytes, stream)) {
     launch_int8_rows<T>(a, row_bytes, stream);
   }
 }

@@ -9,6 +9,11 @@
 // chunk for all of the group's rows), and sum with warp shuffles, then across the group's warps in
 // shared memory. W is streamed past L1 (__ldcs); x is re-read by every group from L1/L2.
 //
+// kMinBlocks > 0: registers for that many blocks an SM (__launch_bounds__'s second argument), with
+// kXFirst x's loads of an iteration issued with W's, before any arithmetic. 0 gives ptxas no minimum: a
+// minimum of 1, which should change nothing, changed its allotment and ran configurations up to 25%
+// slower on the H100 (NVIDIA_H100_80GB_HBM3/kernel_tune/occupancy_x3).
+//
 // Fusions (GemvFusion, template parameters so that the plain GEMV carries none of their code): the
 // RMSNorm prologue multiplies each x chunk by the norm's weights and sums its squares, the scale applied
 // to the group's sums at the end; the epilogues add into y, or pair a group's two rows (SwiGLU: rows o
@@ -56,22 +61,39 @@ struct Params {
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_float(int8_t v) { return static_cast<float>(v); }
 
-// x's elements matching one 16-byte chunk of W, in fp32: 8 for bf16 weights, 16 for int8.
+// x's elements matching one 16-byte chunk of W as loaded (bf16): one vector for bf16 weights, two for int8.
+template <typename T>
+struct XRaw {
+  static constexpr int kVectors = kVectorBytes / static_cast<int>(sizeof(T)) / 8;
+  uint4 q[kVectors];
+  __device__ __forceinline__ void load(const __nv_bfloat16* x) {
+#pragma unroll
+    for (int i = 0; i < kVectors; ++i) q[i] = reinterpret_cast<const uint4*>(x)[i];
+  }
+};
+
+// x's elements matching one 16-byte chunk of W, in fp32: 8 for bf16 weights, 16 for int8 (loaded from x,
+// or converted from an XRaw loaded earlier).
 template <typename T>
 struct XChunk {
   static constexpr int kElems = kVectorBytes / sizeof(T);
   float v[kElems];
   __device__ __forceinline__ void load(const __nv_bfloat16* x) {
 #pragma unroll
-    for (int q = 0; q < kElems / 8; ++q) {
-      uint4 raw = reinterpret_cast<const uint4*>(x)[q];
-      const __nv_bfloat162* x2 = reinterpret_cast<const __nv_bfloat162*>(&raw);
+    for (int q = 0; q < kElems / 8; ++q) set_vector(q, reinterpret_cast<const uint4*>(x)[q]);
+  }
+  __device__ __forceinline__ void convert(const XRaw<T>& raw) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        float2 f = __bfloat1622float2(x2[i]);
-        v[8 * q + 2 * i] = f.x;
-        v[8 * q + 2 * i + 1] = f.y;
-      }
+    for (int q = 0; q < kElems / 8; ++q) set_vector(q, raw.q[q]);
+  }
+  // Elements 8q..8q+7 from their 16 bytes.
+  __device__ __forceinline__ void set_vector(int q, uint4 raw) {
+    const __nv_bfloat162* x2 = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float2 f = __bfloat1622float2(x2[i]);
+      v[8 * q + 2 * i] = f.x;
+      v[8 * q + 2 * i + 1] = f.y;
     }
   }
   // The RMSNorm prologue: adds the squares of x to sum_sq, then multiplies x by the norm's weights g.
@@ -197,8 +219,9 @@ __device__ __forceinline__ void store_rope_cache(const Params& p, const Epilogue
 // kSwiglu: a group's two rows are o and o + rows / 2 (grid over rows / 2 output rows). kMayGather false:
 // REQUIRES no expert index (grid.y 1); the kernel then has none of the gather's code.
 template <typename T, int kWarps, int kGroup, int kRows, int kSteps, bool kMayGather = true, bool kProgrammatic = false,
-          bool kNormInput = false, GemvEpilogue kEpilogue = GemvEpilogue::kStore>
-__global__ void __launch_bounds__(kWarps * kWarpSize) vector_kernel(Params p) {
+          bool kNormInput = false, GemvEpilogue kEpilogue = GemvEpilogue::kStore, int kMinBlocks = 0,
+          bool kXFirst = false>
+__global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(Params p) {
   static_assert(kWarps % kGroup == 0, "a block holds whole row groups");
   constexpr int kElems = XChunk<T>::kElems;
   constexpr int64_t kStride = int64_t{kGroup} * kWarpSize * kElems;
@@ -249,15 +272,26 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) vector_kernel(Params p) {
     if constexpr (kNormInput) xc.apply_norm(p.norm_w + at, acc[kRows]);
     return xc;
   };
+  auto converted = [](const XRaw<T>& raw) {
+    XChunk<T> xc;
+    xc.convert(raw);
+    return xc;
+  };
   for (; reads && c + (kSteps - 1) * kStride < p.cols; c += kSteps * kStride) {
     uint4 wv[kSteps][kRows];
 #pragma unroll
     for (int s = 0; s < kSteps; ++s)
 #pragma unroll
       for (int r = 0; r < kRows; ++r) wv[s][r] = __ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c + s * kStride));
+    XRaw<T> xr[kXFirst ? kSteps : 1];
+    if constexpr (kXFirst) {
+      static_assert(!kNormInput, "x first: the unfused GEMV");
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) xr[s].load(x + c + s * kStride);
+    }
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      const XChunk<T> xc = load_x(c + s * kStride);
+      const XChunk<T> xc = kXFirst ? converted(xr[s]) : load_x(c + s * kStride);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(wv[s][r], xc, acc[r]);
     }

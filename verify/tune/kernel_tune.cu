@@ -193,22 +193,25 @@ struct GemvConfig {
   const char* name;
   GemvLaunch bf16_launch, int8_launch;
 };
-template <typename T, int W, int G, int R, int S>
+template <typename T, int W, int G, int R, int S, int M>
 void launch_config(const Params& p, unsigned selected, cudaStream_t s) {
   using namespace opbench::kernels::gemv;
   const dim3 grid(vector_blocks<W, G, R>(p.rows), selected);
-  if (sizeof(T) == 2 && p.expert_idx == nullptr)   // as launch_gemv: bf16 without a gather, no expert code
-    vector_kernel<T, W, G, R, S, false><<<grid, W * kWarpSize, 0, s>>>(p);
+  constexpr auto kStore = opbench::kernels::GemvEpilogue::kStore;
+  if (p.expert_idx == nullptr && (sizeof(T) == 2 || M > 0))   // as launch_gemv: no expert code then
+    vector_kernel<T, W, G, R, S, false, false, false, kStore, M, (M > 0)><<<grid, W * kWarpSize, 0, s>>>(p);
   else
-    vector_kernel<T, W, G, R, S><<<grid, W * kWarpSize, 0, s>>>(p);
+    vector_kernel<T, W, G, R, S, true, false, false, kStore, M, (M > 0)><<<grid, W * kWarpSize, 0, s>>>(p);
 }
-// Names: w<warps a block>g<warps a row group>r<rows a group>s<steps in flight>.
-#define CONFIG(W, G, R, S) \
-  GemvConfig { "w" #W "g" #G "r" #R "s" #S, launch_config<bf16, W, G, R, S>, launch_config<int8_t, W, G, R, S> }
+// Names: w<warps a block>g<warps a row group>r<rows a group>s<steps in flight>m<blocks an SM the
+// registers must allow, with x's loads issued with W's; m0: no minimum>.
+#define CONFIG(W, G, R, S, M) \
+  GemvConfig { "w" #W "g" #G "r" #R "s" #S "m" #M, launch_config<bf16, W, G, R, S, M>, launch_config<int8_t, W, G, R, S, M> }
 const GemvConfig kGemvConfigs[] = {
-    CONFIG(8, 4, 2, 2),  CONFIG(8, 8, 1, 2),  CONFIG(8, 8, 1, 4),  CONFIG(8, 8, 2, 1),   CONFIG(8, 8, 2, 2),
-    CONFIG(8, 2, 2, 2),  CONFIG(8, 4, 4, 1),  CONFIG(16, 16, 1, 1), CONFIG(16, 16, 1, 2), CONFIG(16, 16, 2, 1),
-    CONFIG(4, 4, 2, 2),  CONFIG(4, 2, 2, 2),  CONFIG(4, 4, 1, 2),  CONFIG(2, 2, 2, 2),   CONFIG(1, 1, 2, 4)};
+    CONFIG(8, 4, 2, 2, 0),   CONFIG(8, 8, 1, 2, 0),  CONFIG(8, 8, 1, 2, 8),  CONFIG(8, 8, 1, 4, 4),
+    CONFIG(8, 2, 2, 2, 0),   CONFIG(4, 4, 1, 4, 8),  CONFIG(4, 4, 1, 2, 16), CONFIG(4, 4, 2, 2, 0),
+    CONFIG(16, 16, 1, 2, 0), CONFIG(16, 16, 1, 2, 4), CONFIG(16, 16, 1, 1, 4), CONFIG(2, 2, 2, 2, 16),
+    CONFIG(4, 4, 1, 2, 0),   CONFIG(2, 2, 2, 2, 0),  CONFIG(1, 1, 2, 4, 0),  CONFIG(32, 32, 1, 1, 2)};
 
 void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
   const int64_t experts = gc.experts ? gc.experts : 1;
