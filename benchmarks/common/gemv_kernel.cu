@@ -127,7 +127,7 @@ void launch_vector(const GemvArgs& a, cudaStream_t stream) {
 // ordinary launch on the H100, rows of a multiple of 8 KB: the kernel without the expert's code, 4-warp
 // groups of 4 steps (a group's iteration covers 8 KB), registers for 8 blocks an SM (32, where the
 // compiler left such configurations 48-64) and x's loads issued with W's: in bench_ops' table against
-// inductor (results/NVIDIA_H100_80GB_HBM3/vs_inductor_<sha>) 16384 columns 90.3 -> 88.7 us, 8192
+// inductor (results/NVIDIA_H100_80GB_HBM3/vs_inductor_57d0838) 16384 columns 90.3 -> 88.7 us, 8192
 // 26.3 -> 25.3 us (the exploration: kernel_tune/occupancy_x3). False, nothing launched, for any other.
 bool launch_bounded_int8(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream) {
   if (a.w_type != WeightType::kInt8 || a.expert_idx != nullptr || a.fusion.norm_w != nullptr ||
