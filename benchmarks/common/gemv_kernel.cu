@@ -43,6 +43,14 @@ bool pairs_rows(const GemvArgs& a) {
   return a.fusion.epilogue == GemvEpilogue::kSwiglu || a.fusion.epilogue == GemvEpilogue::kRopeCache;
 }
 
+// A plain GEMV: no gather, no fusion.
+bool plain(const GemvArgs& a) {
+  return a.expert_idx == nullptr && a.fusion.norm_w == nullptr && a.fusion.epilogue == GemvEpilogue::kStore;
+}
+
+// The launch is programmatic (asked for, and the device supports it).
+bool runs_programmatic(const GemvArgs& a) { return a.programmatic && programmatic_launch_supported(); }
+
 // The fusions' own argument rules (gemv_kernel.h); "" when they hold.
 std::string fusion_error(const GemvArgs& a, bool vectorized) {
   const GemvFusion& f = a.fusion;
@@ -105,7 +113,7 @@ void launch_prologue(const GemvArgs& a, cudaStream_t stream) {
 
 template <typename T, typename C, bool kMayGather>
 void launch_by_mode(const GemvArgs& a, cudaStream_t stream) {
-  if (a.programmatic && programmatic_launch_supported())
+  if (runs_programmatic(a))
     launch_prologue<T, C, kMayGather, true>(a, stream);
   else
     launch_prologue<T, C, kMayGather, false>(a, stream);
@@ -123,23 +131,17 @@ void launch_vector(const GemvArgs& a, cudaStream_t stream) {
   launch_by_mode<T, C, true>(a, stream);
 }
 
-// An unfused int8 GEMV without a gather (the GEMV family, the decode's unfused projections) under an
-// ordinary launch on the H100, rows of a multiple of 8 KB: the kernel without the expert's code, 4-warp
-// groups of 4 steps (a group's iteration covers 8 KB), registers for 8 blocks an SM (32, where the
-// compiler left such configurations 48-64) and x's loads issued with W's: in bench_ops' table against
-// inductor (results/NVIDIA_H100_80GB_HBM3/vs_inductor_57d0838) 16384 columns 90.3 -> 88.7 us, 8192
-// 26.3 -> 25.3 us (the exploration: kernel_tune/occupancy_x3). False, nothing launched, for any other.
-bool launch_bounded_int8(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream) {
-  if (a.w_type != WeightType::kInt8 || a.expert_idx != nullptr || a.fusion.norm_w != nullptr ||
-      a.fusion.epilogue != GemvEpilogue::kStore || (a.programmatic && programmatic_launch_supported()) ||
-      current_launch_rules() != LaunchRules::kH100 || row_bytes % 8192 != 0)
-    return false;
+// The int8 GEMV of a plain, ordinary launch on the H100 with rows of a multiple of 8 KB: the kernel without
+// the expert's code, 4-warp groups of 4 steps (a group's iteration covers 8 KB), registers for 8 blocks
+// an SM (32, where the compiler left such configurations 48-64) and x's loads issued with W's: in
+// bench_ops' table against inductor (results/NVIDIA_H100_80GB_HBM3/vs_inductor_57d0838) 16384 columns
+// 90.3 -> 88.7 us, 8192 26.3 -> 25.3 us (the exploration: kernel_tune/occupancy_x3).
+void launch_bounded_int8(const GemvArgs& a, cudaStream_t stream) {
   constexpr int kWarps = 4, kGroup = 4, kRows = 1, kSteps = 4, kMinBlocks = 8;
   launch_kernel(gemv::vector_kernel<int8_t, kWarps, kGroup, kRows, kSteps, false, false, false, GemvEpilogue::kStore,
                                     kMinBlocks, true>,
                 dim3(gemv::vector_blocks<kWarps, kGroup, kRows>(a.rows)), dim3(kWarps * kWarpSize), 0, stream, false,
                 params_of(a));
-  return true;
 }
 
 // The configuration by launch_rules.h's set, from verify/tune on each GPU (results/<gpu>/kernel_tune).
@@ -154,11 +156,10 @@ bool launch_bounded_int8(const GemvArgs& a, int64_t row_bytes, cudaStream_t stre
 // The paired epilogues need two rows a group: groups of 4 warps then.
 template <typename T>
 void launch_bf16_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream) {
-  const bool plain = a.expert_idx == nullptr && a.fusion.norm_w == nullptr && a.fusion.epilogue == GemvEpilogue::kStore;
   if (row_bytes <= 4096 || pairs_rows(a))
     launch_vector<T, Config<8, 4, 2, 2>>(a, stream);
   else if (current_launch_rules() == LaunchRules::kH200)
-    row_bytes <= 16384 && !plain ? launch_vector<T, Config<4, 4, 1, 2>>(a, stream)
+    row_bytes <= 16384 && !plain(a) ? launch_vector<T, Config<4, 4, 1, 2>>(a, stream)
                                  : launch_vector<T, Config<8, 8, 1, 2>>(a, stream);
   else if (row_bytes <= 8192 || a.rows * a.num_selected < 8192)
     launch_vector<T, Config<8, 8, 1, 2>>(a, stream);
@@ -166,7 +167,8 @@ void launch_bf16_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream)
     launch_vector<T, Config<16, 16, 1, 2>>(a, stream);
 }
 
-// int8 on the H100: rows under 8 KB by groups of 2 warps, 2 rows x 2 steps; longer rows groups of 4.
+// int8 on the H100: rows under 8 KB by groups of 2 warps, 2 rows x 2 steps; longer rows groups of 4, but
+// a plain GEMV of an ordinary launch with rows of a multiple of 8 KB launch_bounded_int8.
 // On the H200: rows of 4 KB or more, given more than 4096 of them, a warp a block, 2 rows x 4 steps
 // (1-9% faster there, up to 3% slower on the H100; with 4096 rows 2-5% slower on the H200 too, the SMs
 // then holding 16 such warps), else groups of 2 warps at any length (Llama's w2, 4096 rows of 11 KB:
@@ -180,6 +182,8 @@ void launch_int8_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream)
       launch_vector<T, Config<8, 2, 2, 2>>(a, stream);
   } else if (row_bytes < 8192) {
     launch_vector<T, Config<8, 2, 2, 2>>(a, stream);
+  } else if (plain(a) && !runs_programmatic(a) && row_bytes % 8192 == 0) {
+    launch_bounded_int8(a, stream);
   } else {
     launch_vector<T, Config<8, 4, 2, 2>>(a, stream);
   }
@@ -195,7 +199,7 @@ void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
                   params_of(a));
   } else if constexpr (sizeof(T) == 2) {
     launch_bf16_rows<T>(a, row_bytes, stream);
-  } else if (!launch_bounded_int8(a, row_bytes, stream)) {
+  } else {
     launch_int8_rows<T>(a, row_bytes, stream);
   }
 }
