@@ -208,10 +208,13 @@ void launch_config(const Params& p, unsigned selected, cudaStream_t s) {
 #define CONFIG(W, G, R, S, M) \
   GemvConfig { "w" #W "g" #G "r" #R "s" #S "m" #M, launch_config<bf16, W, G, R, S, M>, launch_config<int8_t, W, G, R, S, M> }
 const GemvConfig kGemvConfigs[] = {
-    CONFIG(8, 4, 2, 2, 0),   CONFIG(8, 8, 1, 2, 0),  CONFIG(8, 8, 1, 2, 8),  CONFIG(8, 8, 1, 4, 4),
-    CONFIG(8, 2, 2, 2, 0),   CONFIG(4, 4, 1, 4, 8),  CONFIG(4, 4, 1, 2, 16), CONFIG(4, 4, 2, 2, 0),
-    CONFIG(16, 16, 1, 2, 0), CONFIG(16, 16, 1, 2, 4), CONFIG(16, 16, 1, 1, 4), CONFIG(2, 2, 2, 2, 16),
-    CONFIG(4, 4, 1, 2, 0),   CONFIG(2, 2, 2, 2, 0),  CONFIG(1, 1, 2, 4, 0),  CONFIG(32, 32, 1, 1, 2)};
+    CONFIG(8, 4, 2, 2, 0),   CONFIG(8, 8, 1, 2, 0),   CONFIG(8, 8, 1, 4, 0),  CONFIG(8, 8, 2, 1, 0),
+    CONFIG(8, 8, 2, 2, 0),   CONFIG(8, 2, 2, 2, 0),   CONFIG(8, 4, 4, 1, 0),  CONFIG(16, 16, 1, 1, 0),
+    CONFIG(16, 16, 1, 2, 0), CONFIG(16, 16, 2, 1, 0), CONFIG(4, 4, 2, 2, 0),  CONFIG(4, 2, 2, 2, 0),
+    CONFIG(4, 4, 1, 2, 0),   CONFIG(2, 2, 2, 2, 0),   CONFIG(1, 1, 2, 4, 0),
+    // bounded: registers for full occupancy, x loaded with W
+    CONFIG(8, 8, 1, 2, 8),   CONFIG(8, 8, 1, 4, 4),   CONFIG(4, 4, 1, 4, 8),  CONFIG(4, 4, 1, 2, 16),
+    CONFIG(16, 16, 1, 2, 4), CONFIG(16, 16, 1, 1, 4), CONFIG(2, 2, 2, 2, 16), CONFIG(32, 32, 1, 1, 2)};
 
 void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
   const int64_t experts = gc.experts ? gc.experts : 1;
