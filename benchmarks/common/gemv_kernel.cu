@@ -131,17 +131,33 @@ void launch_vector(const GemvArgs& a, cudaStream_t stream) {
   launch_by_mode<T, C, true>(a, stream);
 }
 
-// The int8 GEMV of a plain, ordinary launch on the H100 with rows of a multiple of 8 KB: the kernel without
-// the expert's code, 4-warp groups of 4 steps (a group's iteration covers 8 KB), registers for 8 blocks
-// an SM (32, where the compiler left such configurations 48-64) and x's loads issued with W's: in
-// bench_ops' table against inductor (results/NVIDIA_H100_80GB_HBM3/vs_inductor_57d0838) 16384 columns
-// 90.3 -> 88.7 us, 8192 26.3 -> 25.3 us (the exploration: kernel_tune/occupancy_x3).
-void launch_bounded_int8(const GemvArgs& a, cudaStream_t stream) {
-  constexpr int kWarps = 4, kGroup = 4, kRows = 1, kSteps = 4, kMinBlocks = 8;
-  launch_kernel(gemv::vector_kernel<int8_t, kWarps, kGroup, kRows, kSteps, false, false, false, GemvEpilogue::kStore,
-                                    kMinBlocks, true>,
-                dim3(gemv::vector_blocks<kWarps, kGroup, kRows>(a.rows)), dim3(kWarps * kWarpSize), 0, stream, false,
-                params_of(a));
+// row_kernel (gemv_vector.cuh) for rows of exactly its span: true when it ran.
+template <typename T, int kWarps, int kChunks, int kMinBlocks>
+bool launch_row_kernel_if_fits(const GemvArgs& a, cudaStream_t stream) {
+  if (a.cols != gemv::row_kernel_cols<T, kWarps, kChunks>) return false;
+  launch_kernel(gemv::row_kernel<T, kWarps, kChunks, kMinBlocks>, dim3(static_cast<unsigned>(a.rows)),
+                dim3(kWarps * kWarpSize), 0, stream, false, params_of(a));
+  return true;
+}
+
+// A plain GEMV of an ordinary launch whose rows fit one of the exact-fit kernels, launched; false for any
+// other. The kernels by dtype and width, from kernel_tune/exact_rows on each GPU (that exploration's
+// figures against the launch before, on the H100 / the H200): bf16 16384 columns 16 warps x 4 chunks,
+// 2 blocks an SM (+0.4% / +0.6%), 8192 16 x 2 (+1.2% / +1.9%), 4096 8 x 2 (+1.9% / +3.7%); int8 16384
+// on the H100 8 x 4, 4 blocks (+1.5%), on the H200 4 x 8, 8 blocks (+2.9%); int8 8192 4 x 4, 8 blocks
+// on the H100 (+1.2%) and 12 on the H200 (+4.4%). int8 4096 and every gather keep vector_kernel: slower
+// so on the H200 (int8 by 2-10%, whose warps take two rows each there).
+template <typename T>
+bool launch_exact_rows(const GemvArgs& a, cudaStream_t stream) {
+  if (!plain(a) || runs_programmatic(a) || a.rows > 0x7fffffff) return false;
+  if constexpr (sizeof(T) == 2) {
+    return launch_row_kernel_if_fits<T, 16, 4, 2>(a, stream) || launch_row_kernel_if_fits<T, 16, 2, 0>(a, stream) ||
+           launch_row_kernel_if_fits<T, 8, 2, 0>(a, stream);
+  } else if (current_launch_rules() == LaunchRules::kH200) {
+    return launch_row_kernel_if_fits<T, 4, 8, 8>(a, stream) || launch_row_kernel_if_fits<T, 4, 4, 12>(a, stream);
+  } else {
+    return launch_row_kernel_if_fits<T, 8, 4, 4>(a, stream) || launch_row_kernel_if_fits<T, 4, 4, 8>(a, stream);
+  }
 }
 
 // The configuration by launch_rules.h's set, from verify/tune on each GPU (results/<gpu>/kernel_tune).
@@ -167,8 +183,7 @@ void launch_bf16_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream)
     launch_vector<T, Config<16, 16, 1, 2>>(a, stream);
 }
 
-// int8 on the H100: rows under 8 KB by groups of 2 warps, 2 rows x 2 steps; longer rows groups of 4, but
-// a plain GEMV of an ordinary launch with rows of a multiple of 8 KB launch_bounded_int8.
+// int8 on the H100: rows under 8 KB by groups of 2 warps, 2 rows x 2 steps; longer rows groups of 4.
 // On the H200: rows of 4 KB or more, given more than 4096 of them, a warp a block, 2 rows x 4 steps
 // (1-9% faster there, up to 3% slower on the H100; with 4096 rows 2-5% slower on the H200 too, the SMs
 // then holding 16 such warps), else groups of 2 warps at any length (Llama's w2, 4096 rows of 11 KB:
@@ -182,8 +197,6 @@ void launch_int8_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream)
       launch_vector<T, Config<8, 2, 2, 2>>(a, stream);
   } else if (row_bytes < 8192) {
     launch_vector<T, Config<8, 2, 2, 2>>(a, stream);
-  } else if (plain(a) && !runs_programmatic(a) && row_bytes % 8192 == 0) {
-    launch_bounded_int8(a, stream);
   } else {
     launch_vector<T, Config<8, 4, 2, 2>>(a, stream);
   }
@@ -197,6 +210,8 @@ void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
                     static_cast<unsigned>(a.num_selected));
     launch_kernel(gemv::scalar_kernel<T>, grid, dim3(kScalarWarps * kWarpSize), 0, stream, a.programmatic,
                   params_of(a));
+  } else if (launch_exact_rows<T>(a, stream)) {
+    return;
   } else if constexpr (sizeof(T) == 2) {
     launch_bf16_rows<T>(a, row_bytes, stream);
   } else {

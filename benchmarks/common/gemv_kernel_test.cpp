@@ -1,6 +1,6 @@
 // opbench's own GEMV kernel (common/gemv_kernel.cu) on the GPU against float64, bf16 and int8 weights:
-// aligned shapes (the vector path, one and two rows per warp), odd row counts on the vector path,
-// widths that are not a multiple of the vector width, a misaligned x and strided W rows (the scalar
+// aligned shapes (the vector path, one and two rows per warp; the exact-fit rows), odd row counts on the
+// vector path, widths that are not a multiple of the vector width, a misaligned x and strided W rows (the scalar
 // path), the optional per-row scale, gathering with indices at both ends of the expert range (read on
 // the device, an index out of range giving NaN rows) and the refusal of inconsistent arguments; the
 // decode step's fusions (RMSNorm prologue, residual add, SwiGLU and RoPE-and-cache epilogues) against
@@ -87,6 +87,20 @@ TEST_P(GemvKernel, MatchesFloat64OnAlignedShapes) {
     // Odd row counts on the vector path (a warp's row group cut short), two rows per warp included.
     check_gemv(weights({37, 1024}, dtype), bf16_x(1024), true);
     check_gemv(weights({8193, 256}, dtype), bf16_x(256), true);
+  }
+}
+
+// The exact-fit kernels (row_kernel: rows of 4096, 8192 or 16384 bf16, 8192 or 16384 int8, a plain GEMV):
+// odd row counts, rows of a wider matrix (row stride > cols) and per-row scales.
+TEST_P(GemvKernel, ExactFitRowsMatchFloat64) {
+  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
+    for (int64_t cols : {4096, 8192, 16384}) {
+      SCOPED_TRACE(name(dtype) + " cols=" + std::to_string(cols));
+      check_gemv(weights({37, cols}, dtype), bf16_x(cols), true);
+      at::Tensor wide = weights({19, cols + 64}, dtype);
+      at::Tensor scale = (at::rand({19}, cuda(c10::kFloat)) * 0.02 + 0.001).to(c10::kBFloat16);
+      check_gemv(wide.slice(1, 0, cols), bf16_x(cols), true, scale);
+    }
   }
 }
 

@@ -216,6 +216,29 @@ const GemvConfig kGemvConfigs[] = {
     CONFIG(8, 8, 1, 2, 8),   CONFIG(8, 8, 1, 4, 4),   CONFIG(4, 4, 1, 4, 8),  CONFIG(4, 4, 1, 2, 16),
     CONFIG(16, 16, 1, 2, 4), CONFIG(16, 16, 1, 1, 4), CONFIG(2, 2, 2, 2, 16), CONFIG(32, 32, 1, 1, 2)};
 
+// The exact-fit kernels (row_kernel): a plain GEMV whose rows are the kernel's span, a row a block.
+// Names: row.w<warps a block>c<16-byte chunks a thread>m<blocks an SM the registers must allow; m0: no
+// minimum>.
+struct RowConfig {
+  const char* name;
+  int64_t bf16_cols, int8_cols;
+  GemvLaunch bf16_launch, int8_launch;
+};
+template <typename T, int W, int C, int M>
+void launch_row(const Params& p, unsigned, cudaStream_t s) {
+  using namespace opbench::kernels::gemv;
+  row_kernel<T, W, C, M><<<static_cast<unsigned>(p.rows), W * kWarpSize, 0, s>>>(p);
+}
+#define ROW(W, C, M)                                                                                          \
+  RowConfig {                                                                                                 \
+    "row.w" #W "c" #C "m" #M, opbench::kernels::gemv::row_kernel_cols<bf16, W, C>,                            \
+        opbench::kernels::gemv::row_kernel_cols<int8_t, W, C>, launch_row<bf16, W, C, M>, launch_row<int8_t, W, C, M> \
+  }
+const RowConfig kRowConfigs[] = {ROW(16, 4, 2), ROW(16, 4, 0), ROW(32, 2, 0), ROW(8, 8, 0), ROW(16, 2, 0),
+                                 ROW(16, 2, 4), ROW(8, 4, 0),  ROW(8, 4, 4),  ROW(4, 8, 8), ROW(8, 2, 0),
+                                 ROW(8, 2, 8),  ROW(4, 4, 8),  ROW(4, 4, 12), ROW(4, 4, 0), ROW(16, 1, 0),
+                                 ROW(8, 1, 0),  ROW(4, 2, 0),  ROW(4, 2, 16)};
+
 void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
   const int64_t experts = gc.experts ? gc.experts : 1;
   const int64_t w_elems = experts * gc.rows * gc.cols, w_bytes = w_elems * (int8 ? 1 : 2);
@@ -243,6 +266,12 @@ void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
   for (const GemvConfig& cfg : kGemvConfigs) {
     const GemvLaunch launch = int8 ? cfg.int8_launch : cfg.bf16_launch;
     check_and_time(timer, "gemv", dtype, gc.name, cfg.name, [&](cudaStream_t s) { launch(p, selected, s); },
+                   y.as<bf16>(), outputs, err, gbytes, reps);
+  }
+  for (const RowConfig& rc : kRowConfigs) {
+    if (gc.experts != 0 || gc.cols != (int8 ? rc.int8_cols : rc.bf16_cols)) continue;
+    const GemvLaunch launch = int8 ? rc.int8_launch : rc.bf16_launch;
+    check_and_time(timer, "gemv", dtype, gc.name, rc.name, [&](cudaStream_t s) { launch(p, selected, s); },
                    y.as<bf16>(), outputs, err, gbytes, reps);
   }
   opbench::kernels::GemvArgs args;   // the library's launch, as bench_ops calls it
