@@ -10,9 +10,10 @@
 // shared memory. W is streamed past L1 (__ldcs); x is re-read by every group from L1/L2.
 //
 // kMinBlocks > 0: registers for that many blocks an SM (__launch_bounds__'s second argument), with
-// kXFirst x's loads of an iteration issued with W's, before any arithmetic. 0 gives ptxas no minimum: a
-// minimum of 1, which should change nothing, changed its allotment and ran configurations up to 25%
-// slower on the H100 (NVIDIA_H100_80GB_HBM3/kernel_tune/occupancy_x3).
+// kXFirst x's loads of an iteration issued with W's, before any arithmetic: the tuner's bounded
+// configurations (verify/tune); launch_gemv's launches leave both at their defaults. 0 gives ptxas no
+// minimum: a minimum of 1, which should change nothing, changed its allotment and ran configurations up
+// to 25% slower on the H100 (NVIDIA_H100_80GB_HBM3/kernel_tune/occupancy_x3).
 //
 // Fusions (GemvFusion, template parameters so that the plain GEMV carries none of their code): the
 // RMSNorm prologue multiplies each x chunk by the norm's weights and sums its squares, the scale applied
