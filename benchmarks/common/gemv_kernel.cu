@@ -145,8 +145,9 @@ bool launch_row_kernel_if_fits(const GemvArgs& a, cudaStream_t stream) {
 // figures against the launch before, on the H100 / the H200): bf16 16384 columns 16 warps x 4 chunks,
 // 2 blocks an SM (+0.4% / +0.6%), 8192 16 x 2 (+1.2% / +1.9%), 4096 8 x 2 (+1.9% / +3.7%); int8 16384
 // on the H100 8 x 4, 4 blocks (+1.5%), on the H200 4 x 8, 8 blocks (+2.9%); int8 8192 4 x 4, 8 blocks
-// on the H100 (+1.2%) and 12 on the H200 (+4.4%). int8 4096 and every gather keep vector_kernel: slower
-// so on the H200 (int8 by 2-10%, whose warps take two rows each there).
+// on the H100 (+1.2%) and 12 on the H200 (+4.4%). int8 4096 keeps vector_kernel, and a gather does not
+// run row_kernel (a row a block: int8 7-36% slower on the H200, each block waiting on its index; gathers
+// of two slices that share x run launch_gather_pair's kernels, two rows a block).
 template <typename T>
 bool launch_exact_rows(const GemvArgs& a, cudaStream_t stream) {
   if (!plain(a) || runs_programmatic(a) || a.rows > 0x7fffffff) return false;
@@ -170,6 +171,32 @@ bool launch_exact_rows(const GemvArgs& a, cudaStream_t stream) {
 // length, as fast or up to 1.6% faster at every plain shape of results/NVIDIA_H200/gemv_plain_ab (Llama's
 // wqkv +1.6%, w13 +1.3%), where gathers of 8 KB rows ran 2-4% slower so.
 // The paired epilogues need two rows a group: groups of 4 warps then.
+// gather_pair_kernel (gemv_vector.cuh) for rows of exactly its span: true when it ran.
+template <typename T, int kWarps, int kChunks, int kMinBlocks>
+bool launch_gather_pair_if_fits(const GemvArgs& a, cudaStream_t stream) {
+  if (a.cols != gemv::row_kernel_cols<T, kWarps, kChunks>) return false;
+  launch_kernel(gemv::gather_pair_kernel<T, kWarps, kChunks, kMinBlocks>, dim3(static_cast<unsigned>(a.rows)),
+                dim3(kWarps * kWarpSize), 0, stream, false, params_of(a));
+  return true;
+}
+
+// An ordinary launch of an unfused gather of two slices that share x, whose rows fit one of the paired
+// kernels, launched; false for any other. The kernels from kernel_tune/gather_pair on each GPU (against
+// vector_kernel's launch): on the H200 bf16 16384 16 warps x 4 chunks, 2 blocks an SM (+0.2 to +0.5%),
+// bf16 8192 16 x 2, 3 blocks (+1.3 to +1.6%), int8 16384 4 x 8 (+1.1%); on the H100 int8 16384
+// 16 x 2, 4 blocks (+1.4%), while its bf16 gathers ran 0.2-1.6% slower paired and keep vector_kernel.
+template <typename T>
+bool launch_gather_pair(const GemvArgs& a, cudaStream_t stream) {
+  const bool pair = a.expert_idx != nullptr && a.num_selected == 2 && a.x_stride == 0 &&
+                    a.fusion.norm_w == nullptr && a.fusion.epilogue == GemvEpilogue::kStore;
+  if (!pair || runs_programmatic(a) || a.rows > 0x7fffffff) return false;
+  const bool h200 = current_launch_rules() == LaunchRules::kH200;
+  if constexpr (sizeof(T) == 2)
+    return h200 && (launch_gather_pair_if_fits<T, 16, 4, 2>(a, stream) || launch_gather_pair_if_fits<T, 16, 2, 3>(a, stream));
+  else
+    return h200 ? launch_gather_pair_if_fits<T, 4, 8, 0>(a, stream) : launch_gather_pair_if_fits<T, 16, 2, 4>(a, stream);
+}
+
 template <typename T>
 void launch_bf16_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream) {
   if (row_bytes <= 4096 || pairs_rows(a))
@@ -210,7 +237,7 @@ void launch_typed(const GemvArgs& a, bool vectorized, cudaStream_t stream) {
                     static_cast<unsigned>(a.num_selected));
     launch_kernel(gemv::scalar_kernel<T>, grid, dim3(kScalarWarps * kWarpSize), 0, stream, a.programmatic,
                   params_of(a));
-  } else if (launch_exact_rows<T>(a, stream)) {
+  } else if (launch_exact_rows<T>(a, stream) || launch_gather_pair<T>(a, stream)) {
     return;
   } else if constexpr (sizeof(T) == 2) {
     launch_bf16_rows<T>(a, row_bytes, stream);

@@ -1,5 +1,5 @@
 // opbench's own GEMV kernel (common/gemv_kernel.cu) on the GPU against float64, bf16 and int8 weights:
-// aligned shapes (the vector path, one and two rows per warp; the exact-fit rows), odd row counts on the
+// aligned shapes (the vector path, one and two rows per warp; the exact-fit rows; the paired gathers), odd row counts on the
 // vector path, widths that are not a multiple of the vector width, a misaligned x and strided W rows (the scalar
 // path), the optional per-row scale, gathering with indices at both ends of the expert range (read on
 // the device, an index out of range giving NaN rows) and the refusal of inconsistent arguments; the
@@ -100,6 +100,40 @@ TEST_P(GemvKernel, ExactFitRowsMatchFloat64) {
       at::Tensor wide = weights({19, cols + 64}, dtype);
       at::Tensor scale = (at::rand({19}, cuda(c10::kFloat)) * 0.02 + 0.001).to(c10::kBFloat16);
       check_gemv(wide.slice(1, 0, cols), bf16_x(cols), true, scale);
+    }
+  }
+}
+
+// The paired gathers (gather_pair_kernel: two slices sharing x, rows of 8192 or 16384 bf16, 16384 int8):
+// an odd row count, indices at both ends and twice the same, per-expert row scales, and one slice's index
+// out of range (NaN for that slice alone).
+TEST_P(GemvKernel, PairedGathersMatchFloat64) {
+  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
+    for (int64_t cols : {8192, 16384}) {
+      SCOPED_TRACE(name(dtype) + " cols=" + std::to_string(cols));
+      const int64_t experts = 8, rows = 37;
+      at::Tensor w = weights({experts, rows, cols}, dtype), x = bf16_x(cols);
+      at::Tensor scale = (at::rand({experts, rows}, cuda(c10::kFloat)) * 0.02 + 0.001).to(c10::kBFloat16);
+      at::Tensor out = at::empty({2, rows}, cuda(c10::kBFloat16));
+      kernels::GemvArgs args = args_for(w, x, out);
+      args.num_selected = 2;
+      args.expert_stride = rows * cols;
+      args.num_experts = experts;
+      args.row_scale = scale.data_ptr();
+      args.row_scale_expert_stride = rows;
+      for (std::vector<int64_t> chosen : {std::vector<int64_t>{experts - 1, 0}, std::vector<int64_t>{3, 3}}) {
+        at::Tensor idx = at::tensor(chosen, cuda(c10::kLong));
+        args.expert_idx = idx.data_ptr<int64_t>();
+        kernels::launch_gemv(args, stream());
+        at::Tensor wd = w.index_select(0, idx).to(at::kDouble), sd = scale.index_select(0, idx).to(at::kDouble);
+        at::Tensor expected = at::matmul(wd, x.to(at::kDouble)) * sd;
+        expect_close(out, expected, dot_tolerance(cols, rms(wd) * rms(sd), rms(x.to(at::kDouble))), "paired gather");
+      }
+      at::Tensor idx = at::tensor(std::vector<int64_t>{2, experts}, cuda(c10::kLong));
+      args.expert_idx = idx.data_ptr<int64_t>();
+      kernels::launch_gemv(args, stream());
+      EXPECT_TRUE(out[1].isnan().all().item<bool>());
+      EXPECT_FALSE(out[0].isnan().any().item<bool>());
     }
   }
 }

@@ -387,6 +387,51 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) row_kernel(Par
   p.y[row] = finish_row(p, 0, row, total);
 }
 
+// Exact-fit gather of two slices that share x (the seed's gather_gemv: W[idx] @ x for two indices): a
+// block of kWarps warps takes row blockIdx.x of both selected experts. Both indices are loaded together,
+// then every load of both rows is issued before any arithmetic, and each x chunk is converted once for
+// both rows. Against row_kernel on the same gather, a block reads twice the bytes for one wait on the
+// indices. Configurations and figures: launch_gather_pair (gemv_kernel.cu). An index out of range gives
+// that slice NaN rows (W read at expert 0, never out of bounds). REQUIRES: a gather of 2 slices,
+// x_stride 0, cols the kernel's span (row_kernel_cols).
+template <typename T, int kWarps, int kChunks, int kMinBlocks = 0>
+__global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) gather_pair_kernel(Params p) {
+  constexpr int kThreads = kWarps * kWarpSize, kElems = XChunk<T>::kElems;
+  __shared__ float partial[kWarps][2];
+  const int64_t row = blockIdx.x;
+  const int64_t e0 = expert_of(p, 0), e1 = expert_of(p, 1);
+  const T* rows = static_cast<const T*>(p.w) + row * p.row_stride;
+  const uint4* w0 = reinterpret_cast<const uint4*>(rows + (e0 < 0 ? 0 : e0) * p.expert_stride) + threadIdx.x;
+  const uint4* w1 = reinterpret_cast<const uint4*>(rows + (e1 < 0 ? 0 : e1) * p.expert_stride) + threadIdx.x;
+  uint4 wv[2][kChunks];
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i) {
+    wv[0][i] = __ldcs(w0 + i * kThreads);
+    wv[1][i] = __ldcs(w1 + i * kThreads);
+  }
+  float acc0 = 0.f, acc1 = 0.f;
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i) {
+    XChunk<T> xc;
+    xc.load(p.x + (threadIdx.x + i * kThreads) * kElems);
+    acc0 = dot_chunk(wv[0][i], xc, acc0);
+    acc1 = dot_chunk(wv[1][i], xc, acc1);
+  }
+  acc0 = warp_sum(acc0);
+  acc1 = warp_sum(acc1);
+  if (threadIdx.x % kWarpSize == 0) {
+    partial[threadIdx.x / kWarpSize][0] = acc0;
+    partial[threadIdx.x / kWarpSize][1] = acc1;
+  }
+  __syncthreads();
+  if (threadIdx.x >= 2) return;   // thread s finishes slice s
+  float total = 0.f;
+#pragma unroll
+  for (int g = 0; g < kWarps; ++g) total += partial[g][threadIdx.x];
+  const int64_t e = threadIdx.x == 0 ? e0 : e1;
+  p.y[threadIdx.x * p.rows + row] = e < 0 ? nan_bf16() : finish_row(p, e, row, total);
+}
+
 // Any shape and alignment: one row per warp, element by element.
 template <typename T>
 __global__ void __launch_bounds__(kScalarWarps * kWarpSize) scalar_kernel(Params p) {

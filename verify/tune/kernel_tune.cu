@@ -1,11 +1,11 @@
-// Times every configuration of opbench's own GEMV (common/gemv_vector.cuh) and row-norm
-// (common/row_norm.cuh) kernels on the shapes that matter (the seed's and the decode models'), with
-// bench_ops' method: the stream held by a spin kernel while the iterations are enqueued, a read of
-// 2x L2 before each iteration (cold L2), events around the kernel, the median. Every configuration is
-// first checked against a float64 reference on the same random data; a failed check is printed and
-// its time not reported. The configuration `launch` is the library's own launch function
-// (launch_gemv, launch_layer_norm, launch_rms_norm): what bench_ops runs; norms time it first
-// ("launch.first", to see drift) and last. Last of all, an L2 test: the norm launch timed before and
+// Times every configuration of opbench's own GEMV (common/gemv_vector.cuh; the exact-fit and paired-gather
+// kernels at their widths) and row-norm (common/row_norm.cuh) kernels on the shapes that matter (the
+// seed's and the decode models'), with bench_ops' method: the stream held by a spin kernel while the
+// iterations are enqueued, a read of 2x L2 before each iteration (cold L2), events around the kernel, the
+// median. Every configuration is first checked against a float64 reference on the same random data; a
+// failed check is printed and its time not reported. The configuration `launch` is the library's own
+// launch function (launch_gemv, launch_layer_norm, launch_rms_norm): what bench_ops runs; norms time it
+// first ("launch.first", to see drift) and last. Last of all, an L2 test: the norm launch timed before and
 // after a kernel reads x as inductor's two-pass LayerNorm does (evict_last, then evict_first), and after
 // cudaCtxResetPersistingL2Cache. Writes one CSV line per (case, configuration) to stdout
 // (verify/tune/summarize.py sums it up). Built by verify/tune/run.sh with the kernels' sources and the
@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -239,6 +240,22 @@ const RowConfig kRowConfigs[] = {ROW(16, 4, 2), ROW(16, 4, 0), ROW(32, 2, 0), RO
                                  ROW(8, 2, 8),  ROW(4, 4, 8),  ROW(4, 4, 12), ROW(4, 4, 0), ROW(16, 1, 0),
                                  ROW(8, 1, 0),  ROW(4, 2, 0),  ROW(4, 2, 16)};
 
+// The paired gathers (gather_pair_kernel): a gather of two slices sharing x whose rows are the kernel's
+// span, a row of both slices a block. Names: pair.w<warps a block>c<16-byte chunks a thread>m<min blocks>.
+template <typename T, int W, int C, int M>
+void launch_pair(const Params& p, unsigned, cudaStream_t s) {
+  using namespace opbench::kernels::gemv;
+  gather_pair_kernel<T, W, C, M><<<static_cast<unsigned>(p.rows), W * kWarpSize, 0, s>>>(p);
+}
+#define PAIR(W, C, M)                                                                                          \
+  RowConfig {                                                                                                  \
+    "pair.w" #W "c" #C "m" #M, opbench::kernels::gemv::row_kernel_cols<bf16, W, C>,                            \
+        opbench::kernels::gemv::row_kernel_cols<int8_t, W, C>, launch_pair<bf16, W, C, M>, launch_pair<int8_t, W, C, M> \
+  }
+const RowConfig kPairConfigs[] = {PAIR(16, 4, 2), PAIR(16, 4, 0), PAIR(8, 8, 0), PAIR(16, 2, 3), PAIR(8, 4, 4),
+                                  PAIR(16, 2, 0), PAIR(4, 8, 0),  PAIR(4, 8, 8), PAIR(16, 2, 4), PAIR(8, 4, 0),
+                                  PAIR(4, 4, 8),  PAIR(16, 1, 0), PAIR(8, 2, 8)};
+
 void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
   const int64_t experts = gc.experts ? gc.experts : 1;
   const int64_t w_elems = experts * gc.rows * gc.cols, w_bytes = w_elems * (int8 ? 1 : 2);
@@ -268,8 +285,13 @@ void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
     check_and_time(timer, "gemv", dtype, gc.name, cfg.name, [&](cudaStream_t s) { launch(p, selected, s); },
                    y.as<bf16>(), outputs, err, gbytes, reps);
   }
-  for (const RowConfig& rc : kRowConfigs) {
-    if (gc.experts != 0 || gc.cols != (int8 ? rc.int8_cols : rc.bf16_cols)) continue;
+  // The exact-fit kernels of the case's kind (row_kernel: a plain GEMV; the pairs: a gather of two slices
+  // that share x) whose span is the case's width.
+  const bool paired = gc.experts != 0 && gc.selected == 2 && gc.shared_x;
+  for (const RowConfig& rc : gc.experts == 0 ? std::vector<RowConfig>(std::begin(kRowConfigs), std::end(kRowConfigs))
+                             : paired        ? std::vector<RowConfig>(std::begin(kPairConfigs), std::end(kPairConfigs))
+                                             : std::vector<RowConfig>{}) {
+    if (gc.cols != (int8 ? rc.int8_cols : rc.bf16_cols)) continue;
     const GemvLaunch launch = int8 ? rc.int8_launch : rc.bf16_launch;
     check_and_time(timer, "gemv", dtype, gc.name, rc.name, [&](cudaStream_t s) { launch(p, selected, s); },
                    y.as<bf16>(), outputs, err, gbytes, reps);
