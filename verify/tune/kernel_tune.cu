@@ -252,9 +252,10 @@ void launch_pair(const Params& p, unsigned, cudaStream_t s) {
     "pair.w" #W "c" #C "m" #M, opbench::kernels::gemv::row_kernel_cols<bf16, W, C>,                            \
         opbench::kernels::gemv::row_kernel_cols<int8_t, W, C>, launch_pair<bf16, W, C, M>, launch_pair<int8_t, W, C, M> \
   }
-const RowConfig kPairConfigs[] = {PAIR(16, 4, 2), PAIR(16, 4, 0), PAIR(8, 8, 0), PAIR(16, 2, 3), PAIR(8, 4, 4),
-                                  PAIR(16, 2, 0), PAIR(4, 8, 0),  PAIR(4, 8, 8), PAIR(16, 2, 4), PAIR(8, 4, 0),
-                                  PAIR(4, 4, 8),  PAIR(16, 1, 0), PAIR(8, 2, 8)};
+const RowConfig kPairConfigs[] = {PAIR(16, 4, 2), PAIR(16, 4, 0), PAIR(8, 8, 0),  PAIR(16, 2, 3), PAIR(8, 4, 4),
+                                  PAIR(16, 2, 0), PAIR(4, 8, 0),  PAIR(4, 8, 8),  PAIR(16, 2, 4), PAIR(8, 4, 0),
+                                  PAIR(4, 4, 8),  PAIR(16, 1, 0), PAIR(8, 2, 8),  PAIR(8, 2, 0),  PAIR(4, 4, 0),
+                                  PAIR(4, 8, 4),  PAIR(8, 4, 6),  PAIR(4, 4, 12)};
 
 void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
   const int64_t experts = gc.experts ? gc.experts : 1;
@@ -288,9 +289,10 @@ void tune_gemv(Timer& timer, const GemvCase& gc, bool int8, int reps) {
   // The exact-fit kernels of the case's kind (row_kernel: a plain GEMV; the pairs: a gather of two slices
   // that share x) whose span is the case's width.
   const bool paired = gc.experts != 0 && gc.selected == 2 && gc.shared_x;
-  for (const RowConfig& rc : gc.experts == 0 ? std::vector<RowConfig>(std::begin(kRowConfigs), std::end(kRowConfigs))
-                             : paired        ? std::vector<RowConfig>(std::begin(kPairConfigs), std::end(kPairConfigs))
-                                             : std::vector<RowConfig>{}) {
+  std::vector<RowConfig> exact;
+  if (gc.experts == 0) exact.assign(std::begin(kRowConfigs), std::end(kRowConfigs));
+  if (paired) exact.assign(std::begin(kPairConfigs), std::end(kPairConfigs));
+  for (const RowConfig& rc : exact) {
     if (gc.cols != (int8 ? rc.int8_cols : rc.bf16_cols)) continue;
     const GemvLaunch launch = int8 ? rc.int8_launch : rc.bf16_launch;
     check_and_time(timer, "gemv", dtype, gc.name, rc.name, [&](cudaStream_t s) { launch(p, selected, s); },
