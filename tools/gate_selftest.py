@@ -3,16 +3,20 @@
 catches a slowdown of a chosen size, and the smallest slowdown it reliably catches per case.
 
 Run it first when adopting gate.py. It runs the binary the way CI would compare two builds (one process
-per repetition, `--repetitions` per side, the policy's rule), in groups of processes:
-  base groups B0 .. B(R)   the binary as it is
+per repetition, `--repetitions` per side, the policy's rule), in groups of processes, three a round:
+  base groups B0 .. B(R-1) and control groups C0 .. C(R-1)   the binary as it is
   slow groups S0 .. S(R-1) the same binary with --opbench_inject_slowdown=PCT (each selected case timed,
                            then timed again with PCT% of that time added to every iteration)
-A/A round i compares Bi with B(i+1) (two disjoint groups of processes; neighbouring rounds share one
-group); a false alarm is a round in which the gate fails. Detection round i compares Bi with Si; a case
-is caught when the gate calls it a regression. The smallest reliably caught slowdown of a case is read
-off the A/A rounds: the gate needs a change above max(threshold, 4.5 standard errors); a true slowdown s
-shifts a round's change c to about c + s, so s must exceed max(threshold, 4.5 se) - c in 95% of rounds
-(the 95th percentile over rounds; the U test's p is far below alpha at such shifts with >= 5 repetitions).
+A round's three groups run interleaved, a process of each in turn (the order rotating from one
+repetition to the next), as compare.py interleaves old and new: whatever drifts on the machine during
+the round reaches every side alike. A/A round i compares Bi with Ci; a false alarm is a round in which
+the gate fails. Detection round i compares Bi with Si; a case is caught when the gate calls it a
+regression. (Comparing the base groups of consecutive rounds instead, as this tool once did, put the
+machine's drift between rounds into the A/A comparison: on a busy 2-core CI runner it failed an A/A
+round now and then.) The smallest reliably caught slowdown of a case is read off the A/A rounds: the
+gate needs a change above max(threshold, 4.5 standard errors); a true slowdown s shifts a round's change
+c to about c + s, so s must exceed max(threshold, 4.5 se) - c in 95% of rounds (the 95th percentile over
+rounds; the U test's p is far below alpha at such shifts with >= 5 repetitions).
 With --time-budget the runs stop being started once that many seconds have passed, and only the rounds
 whose groups all finished are evaluated (the output says how many of --rounds that was).
 Exit status: 0 when no A/A round failed and every case was caught in >= 95% of rounds, 1 otherwise,
@@ -37,17 +41,20 @@ from opbench_stats import NOISE_Z  # noqa: E402
 RELIABLE = 0.95
 
 
+KINDS = ("B", "C", "S")   # base, control (A/A against base), slowed (detection against base)
+
+
 def plan(args, out_dir: str) -> tuple:
-    """The processes in run order (base and slow interleaved, round after round, so that the rounds
-    finished when a time budget runs out are the first ones) and each group's JSON files."""
+    """The processes in run order (round after round, so that the rounds finished when a time budget runs
+    out are the first ones; within a round the three groups interleaved, a process of each in turn, the
+    order rotating with the repetition) and each group's JSON files."""
     groups: dict = {}
     processes = []
     inject = f"--opbench_inject_slowdown={args.slowdown:g}"
-    for i in range(args.rounds + 1):
+    for i in range(args.rounds):
         for j in range(args.repetitions):
-            for kind in ("B", "S"):
-                if kind == "S" and i == args.rounds:
-                    continue
+            for k in range(len(KINDS)):
+                kind = KINDS[(j + k) % len(KINDS)]
                 name = f"{kind}{i}"
                 out = os.path.join(out_dir, f"{name}-{j}.json")
                 groups.setdefault(name, []).append(out)
@@ -69,9 +76,9 @@ def merged(groups: dict, out_dir: str) -> dict:
 
 
 def complete_rounds(paths: dict, rounds: int) -> int:
-    """Rounds i whose groups Bi, B(i+1) and Si all finished, counted from the first."""
+    """Rounds i whose groups Bi, Ci and Si all finished, counted from the first."""
     done = 0
-    while done < rounds and all(g in paths for g in (f"B{done}", f"B{done + 1}", f"S{done}")):
+    while done < rounds and all(f"{kind}{done}" in paths for kind in KINDS):
         done += 1
     return done
 
@@ -92,7 +99,7 @@ def quantile(values: list, q: float) -> float:
 
 
 def evaluate(policy, paths: dict, rounds: int) -> dict:
-    aa = [gate_round(policy, paths[f"B{i}"], paths[f"B{i + 1}"]) for i in range(rounds)]
+    aa = [gate_round(policy, paths[f"B{i}"], paths[f"C{i}"]) for i in range(rounds)]
     det = [gate_round(policy, paths[f"B{i}"], paths[f"S{i}"]) for i in range(rounds)]
     cases = {}
     for name in aa[0][1]:

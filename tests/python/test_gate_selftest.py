@@ -35,8 +35,23 @@ def test_selftest_counts_false_alarms_and_catches_an_injected_slowdown(tmp_path)
     assert all(40 < c < 250 for c in case["injected_changes_pct"]), case["injected_changes_pct"]
     assert 0 < case["smallest_reliable_slowdown_pct"] < 100
     assert "the gate failed in 0 of 2 rounds" in proc.stdout
-    # 3 base groups and 2 slowed groups of 5 processes, each with its own JSON
-    assert len([f for f in os.listdir(tmp_path / "runs") if f.endswith(".json") and "-" in f]) == 25
+    # a base, a control and a slowed group a round, 5 processes each, each with its own JSON
+    assert len([f for f in os.listdir(tmp_path / "runs") if f.endswith(".json") and "-" in f]) == 30
+
+
+def test_plan_interleaves_a_rounds_groups_and_finishes_rounds_in_order(tmp_path):
+    # A/A compares two groups run side by side, not groups run a round apart (drift between rounds made
+    # false alarms on a busy CI runner): every window of three processes holds one of each group of its
+    # round, the order rotates, and a round's processes all come before the next round's.
+    import gate_selftest
+    args = gate_selftest.parse_args(["--binary", "b", "--filter", "f", "--rounds", "2", "--repetitions", "3"])
+    processes, groups = gate_selftest.plan(args, str(tmp_path))
+    names = [p.label.split()[0] for p in processes]
+    assert names == ["B0", "C0", "S0", "C0", "S0", "B0", "S0", "B0", "C0",
+                     "B1", "C1", "S1", "C1", "S1", "B1", "S1", "B1", "C1"]
+    assert sorted(groups) == ["B0", "B1", "C0", "C1", "S0", "S1"] and all(len(f) == 3 for f in groups.values())
+    injected = [p for p in processes if any("inject_slowdown" in a for a in p.cmd)]
+    assert [p.label.split()[0] for p in injected] == ["S0"] * 3 + ["S1"] * 3
 
 
 def test_selftest_refuses_fewer_repetitions_than_the_policy_needs(tmp_path):
