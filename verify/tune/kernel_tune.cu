@@ -230,16 +230,6 @@ void launch_row(const Params& p, unsigned, cudaStream_t s) {
   using namespace opbench::kernels::gemv;
   row_kernel<T, W, C, M><<<static_cast<unsigned>(p.rows), W * kWarpSize, 0, s>>>(p);
 }
-#define ROW(W, C, M)                                                                                          \
-  RowConfig {                                                                                                 \
-    "row.w" #W "c" #C "m" #M, opbench::kernels::gemv::row_kernel_cols<bf16, W, C>,                            \
-        opbench::kernels::gemv::row_kernel_cols<int8_t, W, C>, launch_row<bf16, W, C, M>, launch_row<int8_t, W, C, M> \
-  }
-const RowConfig kRowConfigs[] = {ROW(16, 4, 2), ROW(16, 4, 0), ROW(32, 2, 0), ROW(8, 8, 0), ROW(16, 2, 0),
-                                 ROW(16, 2, 4), ROW(8, 4, 0),  ROW(8, 4, 4),  ROW(4, 8, 8), ROW(8, 2, 0),
-                                 ROW(8, 2, 8),  ROW(4, 4, 8),  ROW(4, 4, 12), ROW(4, 4, 0), ROW(16, 1, 0),
-                                 ROW(8, 1, 0),  ROW(4, 2, 0),  ROW(4, 2, 16)};
-
 // The paired gathers (gather_pair_kernel): a gather of two slices sharing x whose rows are the kernel's
 // span, a row of both slices a block. Names: pair.w<warps a block>c<16-byte chunks a thread>m<min blocks>.
 template <typename T, int W, int C, int M>
@@ -247,11 +237,19 @@ void launch_pair(const Params& p, unsigned, cudaStream_t s) {
   using namespace opbench::kernels::gemv;
   gather_pair_kernel<T, W, C, M><<<static_cast<unsigned>(p.rows), W * kWarpSize, 0, s>>>(p);
 }
-#define PAIR(W, C, M)                                                                                          \
-  RowConfig {                                                                                                  \
-    "pair.w" #W "c" #C "m" #M, opbench::kernels::gemv::row_kernel_cols<bf16, W, C>,                            \
-        opbench::kernels::gemv::row_kernel_cols<int8_t, W, C>, launch_pair<bf16, W, C, M>, launch_pair<int8_t, W, C, M> \
+// An exact-fit configuration: its name, its span in bf16 and in int8, its launches (LAUNCH: launch_row or
+// launch_pair).
+#define EXACT(KIND, LAUNCH, W, C, M)                                                                    \
+  RowConfig {                                                                                         \
+    KIND ".w" #W "c" #C "m" #M, opbench::kernels::gemv::row_kernel_cols<bf16, W, C>,                 \
+        opbench::kernels::gemv::row_kernel_cols<int8_t, W, C>, LAUNCH<bf16, W, C, M>, LAUNCH<int8_t, W, C, M> \
   }
+#define ROW(W, C, M) EXACT("row", launch_row, W, C, M)
+#define PAIR(W, C, M) EXACT("pair", launch_pair, W, C, M)
+const RowConfig kRowConfigs[] = {ROW(16, 4, 2), ROW(16, 4, 0), ROW(32, 2, 0), ROW(8, 8, 0), ROW(16, 2, 0),
+                                 ROW(16, 2, 4), ROW(8, 4, 0),  ROW(8, 4, 4),  ROW(4, 8, 8), ROW(8, 2, 0),
+                                 ROW(8, 2, 8),  ROW(4, 4, 8),  ROW(4, 4, 12), ROW(4, 4, 0), ROW(16, 1, 0),
+                                 ROW(8, 1, 0),  ROW(4, 2, 0),  ROW(4, 2, 16)};
 const RowConfig kPairConfigs[] = {PAIR(16, 4, 2), PAIR(16, 4, 0), PAIR(8, 8, 0),  PAIR(16, 2, 3), PAIR(8, 4, 4),
                                   PAIR(16, 2, 0), PAIR(4, 8, 0),  PAIR(4, 8, 8),  PAIR(16, 2, 4), PAIR(8, 4, 0),
                                   PAIR(4, 4, 8),  PAIR(16, 1, 0), PAIR(8, 2, 8),  PAIR(8, 2, 0),  PAIR(4, 4, 0),
