@@ -7,7 +7,7 @@
 #include "pipelined_norm.cuh"
 
 namespace pipe_x {
-bool only_l1 = false;
+bool only_l1 = false, only_held = false;
 
 struct PipeConfig {
   const char* name;
@@ -43,6 +43,18 @@ void l1_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) {
   PipeConfig { name, l1_launch<rn::LayerPolicy, B, V, K, M, L>, l1_launch<rn::RmsPolicy, B, V, K, M, L>, B, V }
 // l1.<mode>.b<threads>v<vectors>: two_pass_kernel with L1 hints (mode 1: x not allocated in L1; 2: w and b
 // evict_last in L1; 3: both); at 16384 the launch's t.b512v4k.m3, at 8192 its t.b256v4k.m6.
+template <typename P, int B, int V, int M, bool O>
+void held_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) {
+  rn::held_kernel<bf16, P, B, V, M, O><<<static_cast<unsigned>(rows), B, 0, s>>>(r);
+}
+#define HELD(B, V, M, O, name) \
+  PipeConfig { name, held_launch<rn::LayerPolicy, B, V, M, O>, held_launch<rn::RmsPolicy, B, V, M, O>, B, V }
+// h[o].b<threads>v<vectors>m<min blocks>: the row held in registers (o: the second pass in order).
+const PipeConfig kHeldConfigs[] = {HELD(512, 4, 3, false, "h.b512v4m3"), HELD(512, 4, 3, true, "ho.b512v4m3"),
+                                   HELD(512, 4, 4, true, "ho.b512v4m4"), HELD(512, 4, 4, false, "h.b512v4m4"),
+                                   HELD(512, 4, 2, false, "h.b512v4m2"), HELD(256, 4, 6, false, "h.b256v4m6"),
+                                   HELD(256, 4, 6, true, "ho.b256v4m6"), HELD(256, 4, 8, true, "ho.b256v4m8"),
+                                   HELD(1024, 2, 2, true, "ho.b1024v2m2"), HELD(512, 2, 4, true, "ho.b512v2m4")};
 const PipeConfig kL1Configs[] = {L1(512, 4, true, 3, 0, "l1.0.b512v4"), L1(512, 4, true, 3, 1, "l1.1.b512v4"),
                                  L1(512, 4, true, 3, 2, "l1.2.b512v4"), L1(512, 4, true, 3, 3, "l1.3.b512v4"),
                                  L1(256, 4, true, 6, 0, "l1.0.b256v4"), L1(256, 4, true, 6, 1, "l1.1.b256v4"),
@@ -71,7 +83,8 @@ void run(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps) {
   };
   time_launch("launch.first");
   const int64_t vectors = cols / 8;
-  for (const PipeConfig& cfg : kL1Configs) {
+  for (const PipeConfig& cfg : only_held ? std::vector<PipeConfig>(std::begin(kHeldConfigs), std::end(kHeldConfigs))
+                                         : std::vector<PipeConfig>(std::begin(kL1Configs), std::end(kL1Configs))) {
     if (int64_t{cfg.threads} * cfg.vec != cols / 8) continue;
     const NormLaunch launch = layer ? cfg.layer : cfg.rms;
     check_and_time(timer, "norm", "bf16", name, cfg.name, [&](cudaStream_t s) { launch(r, rows, s); }, y.as<bf16>(),
@@ -192,7 +205,8 @@ int main(int argc, char** argv) {
   Timer timer;
   std::printf("kind,dtype,case,config,us,GBps,check\n");
   std::string only = argc > 3 ? argv[3] : "";   // "norm", "l1" (the L1 variants alone) or "gather"
-  if (only == "l1") {
+  if (only == "l1" || only == "held") {
+    pipe_x::only_held = only == "held";
     pipe_x::only_l1 = true;
     only = "norm";
   }

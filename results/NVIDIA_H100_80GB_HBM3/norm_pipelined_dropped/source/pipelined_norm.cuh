@@ -261,3 +261,72 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_l1_kernel(Row<T
   }
 }
 }  // namespace opbench::kernels::row_norm
+
+// Exploration: the row held in registers from its one read to the output (no second pass over L2), a
+// row a block in one step (vectors <= kThreads * kVec); statistics as two_pass_kernel's. kOrdered: the
+// second pass's w and b loads and y stores in program order, a vector at a time (coherent loads and
+// stores ptxas may not reorder), so that w and b never hold more than one vector's registers.
+namespace opbench::kernels::row_norm {
+__device__ __forceinline__ uint4 load_ordered(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_ordered(uint4* p, uint4 v) {
+  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+template <typename T, typename Norm, int kThreads, int kVec, int kMinBlocks, bool kOrdered>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) held_kernel(Row<T> r) {
+  constexpr int kPer = kVectorBytes / sizeof(T);
+  const int vectors = static_cast<int>(r.cols / kPer);
+  const int t = threadIdx.x;
+  const uint4* xr = reinterpret_cast<const uint4*>(r.x + blockIdx.x * r.row_stride);
+  uint4 q[kVec];
+#pragma unroll
+  for (int i = 0; i < kVec; ++i)
+    if (t + i * kThreads < vectors) q[i] = __ldcs(xr + t + i * kThreads);
+  float sum = 0.f, sum_sq = 0.f, shift = 0.f;
+  if (Norm::kCentered && t < vectors) shift = element<T>(q[0], 0);
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) {
+    if (t + i * kThreads >= vectors) continue;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const float d = element<T>(q[i], k) - shift;
+      sum += d;
+      sum_sq = fmaf(d, d, sum_sq);
+    }
+  }
+  const float cols = static_cast<float>(r.cols);
+  float mean = 0.f;
+  if constexpr (Norm::kCentered) {
+    const int mine = t < vectors ? (vectors - t + kThreads - 1) / kThreads : 0;
+    const float n = static_cast<float>(mine * kPer), shifted_mean = n > 0.f ? sum / n : 0.f;
+    const float row_first = to_f(r.x[blockIdx.x * r.row_stride]);
+    const float thread_mean = (shift - row_first) + shifted_mean;
+    const float row_mean = group_sum(n * thread_mean, kThreads) / cols;
+    mean = row_first + row_mean;
+    const float deviation = thread_mean - row_mean;
+    sum_sq = group_sum(fmaxf(sum_sq - sum * shifted_mean, 0.f) + n * deviation * deviation, kThreads);
+  } else {
+    sum_sq = group_sum(sum_sq, kThreads);
+  }
+  const float scale = Norm::scale(sum_sq, cols, r.eps);
+  const bool bias = Norm::kBias && r.b;
+  const uint4* w = reinterpret_cast<const uint4*>(r.w) + t;
+  const uint4* b = reinterpret_cast<const uint4*>(r.b) + t;
+  uint4* yr = reinterpret_cast<uint4*>(r.y + blockIdx.x * r.cols) + t;
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) {
+    if (t + i * kThreads >= vectors) continue;
+    if constexpr (kOrdered) {
+      const uint4 wq = load_ordered(w + i * kThreads);
+      const uint4 bq = bias ? load_ordered(b + i * kThreads) : uint4{};
+      store_ordered(yr + i * kThreads, out_vector<T, Norm>(q[i], wq, bq, bias, mean, scale));
+    } else {
+      __stcs(yr + i * kThreads, out_vector<T, Norm>(q[i], __ldg(w + i * kThreads), bias ? __ldg(b + i * kThreads) : uint4{},
+                                                    bias, mean, scale));
+    }
+  }
+}
+}  // namespace opbench::kernels::row_norm
