@@ -7,7 +7,7 @@
 #include "pipelined_norm.cuh"
 
 namespace pipe_x {
-bool only_l1 = false, only_held = false;
+bool only_l1 = false, only_held = false, only_chan = false;
 
 struct PipeConfig {
   const char* name;
@@ -55,6 +55,17 @@ const PipeConfig kHeldConfigs[] = {HELD(512, 4, 3, false, "h.b512v4m3"), HELD(51
                                    HELD(512, 4, 2, false, "h.b512v4m2"), HELD(256, 4, 6, false, "h.b256v4m6"),
                                    HELD(256, 4, 6, true, "ho.b256v4m6"), HELD(256, 4, 8, true, "ho.b256v4m8"),
                                    HELD(1024, 2, 2, true, "ho.b1024v2m2"), HELD(512, 2, 4, true, "ho.b512v2m4")};
+template <typename P, int B, int V, int M, int P2>
+void chan_launch(const rn::Row<bf16>& r, int64_t rows, cudaStream_t s) {
+  rn::chan_kernel<bf16, P, B, V, M, P2><<<static_cast<unsigned>(rows), B, 0, s>>>(r);
+}
+#define CHAN(B, V, M, P2, name) \
+  PipeConfig { name, chan_launch<rn::LayerPolicy, B, V, M, P2>, chan_launch<rn::RmsPolicy, B, V, M, P2>, B, V }
+// c.b<threads>v<vectors>m<min blocks>p<second-pass vectors an iteration>: one Chan reduction.
+const PipeConfig kChanConfigs[] = {CHAN(512, 4, 3, 4, "c.b512v4m3p4"), CHAN(512, 4, 3, 1, "c.b512v4m3p1"),
+                                   CHAN(512, 4, 4, 1, "c.b512v4m4p1"), CHAN(512, 4, 4, 4, "c.b512v4m4p4"),
+                                   CHAN(512, 4, 4, 2, "c.b512v4m4p2"), CHAN(256, 4, 6, 4, "c.b256v4m6p4"),
+                                   CHAN(256, 4, 8, 1, "c.b256v4m8p1"), CHAN(256, 4, 6, 1, "c.b256v4m6p1")};
 const PipeConfig kL1Configs[] = {L1(512, 4, true, 3, 0, "l1.0.b512v4"), L1(512, 4, true, 3, 1, "l1.1.b512v4"),
                                  L1(512, 4, true, 3, 2, "l1.2.b512v4"), L1(512, 4, true, 3, 3, "l1.3.b512v4"),
                                  L1(256, 4, true, 6, 0, "l1.0.b256v4"), L1(256, 4, true, 6, 1, "l1.1.b256v4"),
@@ -83,8 +94,9 @@ void run(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps) {
   };
   time_launch("launch.first");
   const int64_t vectors = cols / 8;
-  for (const PipeConfig& cfg : only_held ? std::vector<PipeConfig>(std::begin(kHeldConfigs), std::end(kHeldConfigs))
-                                         : std::vector<PipeConfig>(std::begin(kL1Configs), std::end(kL1Configs))) {
+  for (const PipeConfig& cfg : only_chan   ? std::vector<PipeConfig>(std::begin(kChanConfigs), std::end(kChanConfigs))
+                              : only_held ? std::vector<PipeConfig>(std::begin(kHeldConfigs), std::end(kHeldConfigs))
+                                          : std::vector<PipeConfig>(std::begin(kL1Configs), std::end(kL1Configs))) {
     if (int64_t{cfg.threads} * cfg.vec != cols / 8) continue;
     const NormLaunch launch = layer ? cfg.layer : cfg.rms;
     check_and_time(timer, "norm", "bf16", name, cfg.name, [&](cudaStream_t s) { launch(r, rows, s); }, y.as<bf16>(),
@@ -205,8 +217,9 @@ int main(int argc, char** argv) {
   Timer timer;
   std::printf("kind,dtype,case,config,us,GBps,check\n");
   std::string only = argc > 3 ? argv[3] : "";   // "norm", "l1" (the L1 variants alone) or "gather"
-  if (only == "l1" || only == "held") {
+  if (only == "l1" || only == "held" || only == "chan") {
     pipe_x::only_held = only == "held";
+    pipe_x::only_chan = only == "chan";
     pipe_x::only_l1 = true;
     only = "norm";
   }

@@ -330,3 +330,96 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) held_kernel(Row<T> r) {
   }
 }
 }  // namespace opbench::kernels::row_norm
+
+// Exploration: inductor's LayerNorm structure in our kernel. The centered statistics from one block
+// reduction (each thread's count, mean and centered sum of squares combined pairwise, Chan's formula:
+// warps by shuffles, then the warps' results by one exchange in shared memory), where two_pass_kernel
+// reduces twice; the second pass kPass2 vectors an iteration (1: as inductor's, a vector at a time).
+namespace opbench::kernels::row_norm {
+struct Moments {
+  float n, mean, m2;
+};
+__device__ __forceinline__ Moments combine(Moments a, Moments b) {
+  const float n = a.n + b.n;
+  if (n == 0.f) return a;
+  const float delta = b.mean - a.mean, fb = b.n / n;
+  return Moments{n, fmaf(delta, fb, a.mean), a.m2 + b.m2 + delta * delta * a.n * fb};
+}
+__device__ __forceinline__ Moments shuffle_xor(Moments m, int offset) {
+  return Moments{__shfl_xor_sync(0xffffffffu, m.n, offset), __shfl_xor_sync(0xffffffffu, m.mean, offset),
+                 __shfl_xor_sync(0xffffffffu, m.m2, offset)};
+}
+// Every thread of the block gets the block's moments. REQUIRES: blockDim.x == kThreads, a multiple of 32.
+template <int kThreads>
+__device__ __forceinline__ Moments block_moments(Moments m) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ Moments warp_moments[kWarps];
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) m = combine(m, shuffle_xor(m, offset));
+  if (threadIdx.x % 32 == 0) warp_moments[threadIdx.x / 32] = m;
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  m = lane < kWarps ? warp_moments[lane] : Moments{0.f, 0.f, 0.f};   // lanes past the warps count 0
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) m = combine(m, shuffle_xor(m, offset));
+  return Moments{__shfl_sync(0xffffffffu, m.n, 0), __shfl_sync(0xffffffffu, m.mean, 0),
+                 __shfl_sync(0xffffffffu, m.m2, 0)};   // lane 0's: one result for every thread of the row
+}
+
+template <typename T, typename Norm, int kThreads, int kVec, int kMinBlocks, int kPass2>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) chan_kernel(Row<T> r) {
+  constexpr int kPer = kVectorBytes / sizeof(T);
+  const int vectors = static_cast<int>(r.cols / kPer);
+  const int t = threadIdx.x;
+  const uint4* xr = reinterpret_cast<const uint4*>(r.x + blockIdx.x * r.row_stride) + t;
+  const uint64_t keep = opbench::detail::l2_policy(true), drop = opbench::detail::l2_policy(false);
+  float sum = 0.f, sum_sq = 0.f, shift = 0.f;
+  {
+    uint4 q[kVec];
+#pragma unroll
+    for (int i = 0; i < kVec; ++i)
+      if (t + i * kThreads < vectors) q[i] = opbench::detail::load_with_policy(xr + i * kThreads, keep);
+    if (Norm::kCentered && t < vectors) shift = element<T>(q[0], 0);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      if (t + i * kThreads >= vectors) continue;
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const float d = element<T>(q[i], k) - shift;
+        sum += d;
+        sum_sq = fmaf(d, d, sum_sq);
+      }
+    }
+  }
+  const float cols = static_cast<float>(r.cols);
+  float mean = 0.f;
+  if constexpr (Norm::kCentered) {
+    const int mine = t < vectors ? (vectors - t + kThreads - 1) / kThreads : 0;
+    const float n = static_cast<float>(mine * kPer), shifted_mean = n > 0.f ? sum / n : 0.f;
+    const Moments row = block_moments<kThreads>(Moments{n, shift + shifted_mean, fmaxf(sum_sq - sum * shifted_mean, 0.f)});
+    mean = row.mean;
+    sum_sq = row.m2;
+  } else {
+    sum_sq = group_sum(sum_sq, kThreads);
+  }
+  const float scale = Norm::scale(sum_sq, cols, r.eps);
+  const bool bias = Norm::kBias && r.b;
+  const uint4* w = reinterpret_cast<const uint4*>(r.w) + t;
+  const uint4* b = reinterpret_cast<const uint4*>(r.b) + t;
+  uint4* yr = reinterpret_cast<uint4*>(r.y + blockIdx.x * r.cols) + t;
+#pragma unroll 1
+  for (int first = 0; first < kVec; first += kPass2) {
+    uint4 q[kPass2];
+#pragma unroll
+    for (int i = 0; i < kPass2; ++i)
+      if (t + (first + i) * kThreads < vectors) q[i] = opbench::detail::load_with_policy(xr + (first + i) * kThreads, drop);
+#pragma unroll
+    for (int i = 0; i < kPass2; ++i) {
+      const int at = (first + i) * kThreads;
+      if (t + at >= vectors) continue;
+      opbench::detail::store_with_policy(
+          yr + at, out_vector<T, Norm>(q[i], __ldg(w + at), bias ? __ldg(b + at) : uint4{}, bias, mean, scale), keep);
+    }
+  }
+}
+}  // namespace opbench::kernels::row_norm
