@@ -161,16 +161,6 @@ bool launch_exact_rows(const GemvArgs& a, cudaStream_t stream) {
   }
 }
 
-// The configuration by launch_rules.h's set, from verify/tune on each GPU (results/<gpu>/kernel_tune).
-// bf16 on the H100 (run6_f3bf9d2): rows of up to 4 KB by groups of 4 warps, 2 rows x 2 steps in flight;
-// longer rows a row per 8-warp block, 2 steps, or per 16-warp block given 8192 rows or more (with fewer,
-// the last of the waves of 4 such blocks an SM leaves SMs idle: Llama's w2, 4096 rows of 22 KB, 7%
-// slower). On the H200 (run1_9a9f0fa) rows past 4 KB run a row per 4-warp block, 1-9% faster there (and
-// 0.4-2% slower on the H100), rows past 16 KB per 8-warp block (0.1-0.4% faster than 4 warps at 32 KB);
-// a plain GEMV (no gather, no fusion: the kernel without the expert's code) per 8-warp block at any
-// length, as fast or up to 1.6% faster at every plain shape of results/NVIDIA_H200/gemv_plain_ab (Llama's
-// wqkv +1.6%, w13 +1.3%), where gathers of 8 KB rows ran 2-4% slower so.
-// The paired epilogues need two rows a group: groups of 4 warps then.
 // gather_pair_kernel (gemv_vector.cuh) for rows of exactly its span: true when it ran.
 template <typename T, int kWarps, int kChunks, int kMinBlocks>
 bool launch_gather_pair_if_fits(const GemvArgs& a, cudaStream_t stream) {
@@ -197,6 +187,16 @@ bool launch_gather_pair(const GemvArgs& a, cudaStream_t stream) {
     return h200 ? launch_gather_pair_if_fits<T, 4, 8, 0>(a, stream) : launch_gather_pair_if_fits<T, 16, 2, 4>(a, stream);
 }
 
+// The configuration by launch_rules.h's set, from verify/tune on each GPU (results/<gpu>/kernel_tune).
+// bf16 on the H100 (run6_f3bf9d2): rows of up to 4 KB by groups of 4 warps, 2 rows x 2 steps in flight;
+// longer rows a row per 8-warp block, 2 steps, or per 16-warp block given 8192 rows or more (with fewer,
+// the last of the waves of 4 such blocks an SM leaves SMs idle: Llama's w2, 4096 rows of 22 KB, 7%
+// slower). On the H200 (run1_9a9f0fa) rows past 4 KB run a row per 4-warp block, 1-9% faster there (and
+// 0.4-2% slower on the H100), rows past 16 KB per 8-warp block (0.1-0.4% faster than 4 warps at 32 KB);
+// a plain GEMV (no gather, no fusion: the kernel without the expert's code) per 8-warp block at any
+// length, as fast or up to 1.6% faster at every plain shape of results/NVIDIA_H200/gemv_plain_ab (Llama's
+// wqkv +1.6%, w13 +1.3%), where gathers of 8 KB rows ran 2-4% slower so.
+// The paired epilogues need two rows a group: groups of 4 warps then.
 template <typename T>
 void launch_bf16_rows(const GemvArgs& a, int64_t row_bytes, cudaStream_t stream) {
   if (row_bytes <= 4096 || pairs_rows(a))

@@ -1,10 +1,10 @@
 // opbench's own GEMV kernel (common/gemv_kernel.cu) on the GPU against float64, bf16 and int8 weights:
-// aligned shapes (the vector path, one and two rows per warp; the exact-fit rows; the paired gathers), odd row counts on the
-// vector path, widths that are not a multiple of the vector width, a misaligned x and strided W rows (the scalar
-// path), the optional per-row scale, gathering with indices at both ends of the expert range (read on
-// the device, an index out of range giving NaN rows) and the refusal of inconsistent arguments; the
-// decode step's fusions (RMSNorm prologue, residual add, SwiGLU and RoPE-and-cache epilogues) against
-// float64 on every configuration they run in. Skips without a CUDA device.
+// aligned shapes (the vector path, one and two rows per warp; the exact-fit rows; the paired gathers), odd
+// row counts on the vector path, widths that are not a multiple of the vector width, a misaligned x and
+// strided W rows (the scalar path), the optional per-row scale, gathering with indices at both ends of the
+// expert range (read on the device, an index out of range giving NaN rows) and the refusal of inconsistent
+// arguments; the decode step's fusions (RMSNorm prologue, residual add, SwiGLU and RoPE-and-cache
+// epilogues) against float64 on every configuration they run in. Skips without a CUDA device.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 

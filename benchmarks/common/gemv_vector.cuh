@@ -400,9 +400,9 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) gather_pair_ke
   __shared__ float partial[kWarps][2];
   const int64_t row = blockIdx.x;
   const int64_t e0 = expert_of(p, 0), e1 = expert_of(p, 1);
-  const T* rows = static_cast<const T*>(p.w) + row * p.row_stride;
-  const uint4* w0 = reinterpret_cast<const uint4*>(rows + (e0 < 0 ? 0 : e0) * p.expert_stride) + threadIdx.x;
-  const uint4* w1 = reinterpret_cast<const uint4*>(rows + (e1 < 0 ? 0 : e1) * p.expert_stride) + threadIdx.x;
+  const T* row_start = static_cast<const T*>(p.w) + row * p.row_stride;   // of expert 0
+  const uint4* w0 = reinterpret_cast<const uint4*>(row_start + (e0 < 0 ? 0 : e0) * p.expert_stride) + threadIdx.x;
+  const uint4* w1 = reinterpret_cast<const uint4*>(row_start + (e1 < 0 ? 0 : e1) * p.expert_stride) + threadIdx.x;
   uint4 wv[2][kChunks];
 #pragma unroll
   for (int i = 0; i < kChunks; ++i) {
