@@ -1,4 +1,5 @@
-// Which tuned launch rules the own kernels (GEMV and gather-GEMV, the row norms) follow on this device.
+// Which tuned launch rules the own GEMV and gather-GEMV kernels follow on this device (the row norms'
+// shapes are the same on both GPUs, common/row_norm.cuh).
 //
 // The H100 and the H200 are both sm_90 with 132 SMs, yet their fastest block shapes differ by up to 10%
 // (verify/tune on each: results/NVIDIA_H100_80GB_HBM3/kernel_tune/run6_f3bf9d2 and

@@ -3,12 +3,9 @@
 // widths that leave a partial step of the block, rows far from zero mean, where the second kernel's
 // statistics need their shift, and rows whose first element is an outlier), on widths that are not a multiple of
 // the 16-byte vector and on a misaligned row start (the scalar path), with and without LayerNorm's
-// bias; and the refusal of inconsistent arguments. Under each set of launch rules. Skips without a CUDA
-// device.
+// bias; and the refusal of inconsistent arguments. Skips without a CUDA device.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
-
-#include <optional>
 
 #include "common/common.h"
 #include "opbench/check.h"
@@ -18,7 +15,6 @@
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
-#include "common/launch_rules.h"
 #include "layer_norm/layer_norm_kernel.h"
 #include "rms_norm/rms_norm_kernel.h"
 
@@ -27,15 +23,13 @@ namespace {
 
 enum class Which { kRms, kLayer };
 
-// Each norm and dtype under every set of launch rules (launch_rules.h), whichever GPU runs the test.
-class NormKernels : public ::testing::TestWithParam<std::tuple<Which, c10::ScalarType, kernels::LaunchRules>> {
+// Each norm and dtype (the norms' block shapes are the same on every GPU: no launch rules).
+class NormKernels : public ::testing::TestWithParam<std::tuple<Which, c10::ScalarType>> {
  protected:
   void SetUp() override {
     if (!current_device().is_gpu) GTEST_SKIP() << "no CUDA device";
     at::manual_seed(3);
-    rules_.emplace(std::get<2>(GetParam()));
   }
-  std::optional<kernels::ScopedLaunchRules> rules_;
   Which which() const { return std::get<0>(GetParam()); }
   c10::ScalarType dtype() const { return std::get<1>(GetParam()); }
   at::Tensor randn(std::vector<int64_t> shape) {
@@ -128,11 +122,10 @@ TEST_P(NormKernels, RejectInconsistentArguments) {
 INSTANTIATE_TEST_SUITE_P(
     NormsAndDtypes, NormKernels,
     ::testing::Combine(::testing::Values(Which::kRms, Which::kLayer),
-                       ::testing::Values(c10::kBFloat16, c10::kHalf, c10::kFloat),
-                       ::testing::Values(kernels::LaunchRules::kH100, kernels::LaunchRules::kH200)),
+                       ::testing::Values(c10::kBFloat16, c10::kHalf, c10::kFloat)),
     [](const auto& info) {
       return std::string(std::get<0>(info.param) == Which::kRms ? "Rms" : "Layer") + "_" +
-             c10::toString(std::get<1>(info.param)) + "_" + kernels::launch_rules_name(std::get<2>(info.param));
+             c10::toString(std::get<1>(info.param));
     });
 
 }  // namespace

@@ -4,7 +4,7 @@
 //  - vector_kernel, short rows: a row per group of threads (several rows a block when rows are short),
 //    each thread's share of the row held in registers, all its loads in flight together; the mean,
 //    then the centered sum of squares, reduced over the row's threads.
-//  - two_pass_kernel, longer rows: a row per block, read twice, the second time from L2; both
+//  - two_pass_kernel, longer rows: a row per block, read twice, the second time mostly from L1; both
 //    statistics from one pass of shifted sums.
 // Scalar path: a block per row, any shape and alignment, x read per pass.
 // A Norm policy supplies the statistics and the output of one element:
@@ -22,7 +22,6 @@
 #include <string>
 #include <type_traits>
 
-#include "common/launch_rules.h"
 #include "common/norm_args.h"
 #include "cuda/l2_policy.cuh"
 #include "opbench/check.h"
@@ -165,35 +164,42 @@ void launch_vector(Row<T> r, int64_t rows, int block_threads, cudaStream_t strea
   vector_kernel<T, kVec, Norm, kStreaming><<<grid, rows_per_block * group, 0, stream>>>(r, rows, group);
 }
 
-// Long rows: a row per block, read twice. The first pass (x kept in L2 with evict_last) sums x - s and
-// (x - s)^2 for a shift s, the thread's own first element, so that the thread's sums do not cancel; for
-// LayerNorm the row's mean is then the sum of the threads' n (mean - c) for c the row's first element,
-// and its centered sum of squares the sum of each thread's own plus n (thread mean - row mean)^2: no
-// term cancels (one shift for the whole row, its first element, cancelled when that element was an
-// outlier: fp32 outputs ~20 ulp off); the second pass reads x again, from L2 (evict_first: x is done),
-// and writes y, with kKeepY under an evict_last policy too, so that L2 gives up x's lines before y's.
+// Long rows: a row per block, read twice. The first pass (x kept in L2 with evict_last, in L1 with
+// L1::evict_last) sums x - s and (x - s)^2 for a shift s, the thread's own first element, so that the
+// thread's sums do not cancel; for LayerNorm the row's mean is then the sum of the threads' n (mean - c)
+// for c the row's first element, and its centered sum of squares the sum of each thread's own plus
+// n (thread mean - row mean)^2: no term cancels (one shift for the whole row, its first element,
+// cancelled when that element was an outlier: fp32 outputs ~20 ulp off); the second pass reads x again
+// (L2 evict_first and L1::evict_first: x is done), mostly from L1, and writes y, with kKeepY under an
+// evict_last policy too, so that L2 gives up x's lines before y's. The L1 hints are inductor's (its
+// LayerNorm at 16384 on the H200, results/NVIDIA_H200/norm_32_registers_dropped): without them the
+// second pass found fewer of x's lines in L1 (bf16 4096 rows, 8192 and 16384 wide, with 32-bit indices:
+// H200 LayerNorm +1.0 to +3.6%, RMSNorm +1.1 to +2.2%; H100 +1.5 to +3.1%; results/<gpu>/norm_inductor_hints).
 // kVec vectors of each pass in flight per thread; at least kMinBlocks blocks an SM (the registers follow:
 // 2048 threads of 2 vectors fit 32 registers, 1536 threads of 4 fit 40; at 32 those would spill). Against
 // holding the row in registers or shared memory, no thread waits on a second reduction and the registers
 // do not grow with the row (H100, bf16 4096 rows: LayerNorm 1.7-4% faster at 8192 and 16384 than the
-// shared-memory kernel it replaced, RMSNorm 0.5-4%).
+// shared-memory kernel it replaced, RMSNorm 0.5-4%). REQUIRES: a row of at most kMaxRowBytes (its vector
+// indices are 32-bit).
 template <typename T, typename Norm, int kThreads, int kVec, bool kKeepY, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r) {
+  using opbench::detail::L1Hint;
   constexpr int kPer = kVectorBytes / sizeof(T);
-  const int64_t vectors = r.cols / kPer, step = int64_t{kThreads} * kVec;
+  const int vectors = static_cast<int>(r.cols / kPer), step = kThreads * kVec, thread = threadIdx.x;
   const uint4* xr = reinterpret_cast<const uint4*>(r.x + blockIdx.x * r.row_stride);
   const uint64_t keep = opbench::detail::l2_policy(true), drop = opbench::detail::l2_policy(false);
   // A thread's kVec vectors of one step, all loads in flight before any is used.
-  auto load_step = [&](int64_t first, uint64_t policy, uint4 (&q)[kVec]) {
+  auto load_step = [&](auto l1_hint, int first, uint64_t policy, uint4 (&q)[kVec]) {
 #pragma unroll
     for (int i = 0; i < kVec; ++i)
-      if (first + i * kThreads < vectors) q[i] = opbench::detail::load_with_policy(xr + first + i * kThreads, policy);
+      if (first + i * kThreads < vectors)
+        q[i] = opbench::detail::load_with_policy<decltype(l1_hint)::value>(xr + first + i * kThreads, policy);
   };
   float sum = 0.f, sum_sq = 0.f, shift = 0.f;
-  for (int64_t first = threadIdx.x; first < vectors; first += step) {
+  for (int first = thread; first < vectors; first += step) {
     uint4 q[kVec];
-    load_step(first, keep, q);
-    if (Norm::kCentered && first == threadIdx.x) shift = element<T>(q[0], 0);
+    load_step(std::integral_constant<L1Hint, L1Hint::kEvictLast>{}, first, keep, q);
+    if (Norm::kCentered && first == thread) shift = element<T>(q[0], 0);
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       if (first + i * kThreads >= vectors) continue;
@@ -208,7 +214,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
   const float cols = static_cast<float>(r.cols);
   float mean = 0.f;
   if constexpr (Norm::kCentered) {
-    const int64_t mine = threadIdx.x < vectors ? (vectors - threadIdx.x + kThreads - 1) / kThreads : 0;
+    const int mine = thread < vectors ? (vectors - thread + kThreads - 1) / kThreads : 0;
     const float n = static_cast<float>(mine * kPer), shifted_mean = n > 0.f ? sum / n : 0.f;
     const float row_first = to_f(r.x[blockIdx.x * r.row_stride]);
     const float thread_mean = (shift - row_first) + shifted_mean;   // the thread's mean - c
@@ -225,12 +231,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
   const uint4* w = reinterpret_cast<const uint4*>(r.w);
   const uint4* b = reinterpret_cast<const uint4*>(r.b);
   uint4* yr = reinterpret_cast<uint4*>(r.y + blockIdx.x * r.cols);
-  for (int64_t first = threadIdx.x; first < vectors; first += step) {
+  for (int first = thread; first < vectors; first += step) {
     uint4 q[kVec];
-    load_step(first, drop, q);
+    load_step(std::integral_constant<L1Hint, L1Hint::kEvictFirst>{}, first, drop, q);
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
-      const int64_t v = first + i * kThreads;
+      const int v = first + i * kThreads;
       if (v >= vectors) continue;
       const uint4 out = out_vector<T, Norm>(q[i], __ldg(w + v), bias ? __ldg(b + v) : uint4{}, bias, mean, scale);
       if constexpr (kKeepY)
@@ -242,27 +248,20 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) two_pass_kernel(Row<T> r
 }
 // two_pass_kernel on blocks of 128, 256 or 512 threads, 4 vectors a pass in flight per thread: the
 // fewest threads that take the row in one step, at most 512, 1536 threads an SM. y is kept in L2
-// (kKeepY) past 512 vectors: at 4096 bf16 it ran 3% slower so. Under the H100's rules (launch_rules.h)
-// RMSNorm rows of 513-1024 vectors run on 512 threads x 2 vectors (2048 an SM), longer RMSNorm rows 1024
-// threads an SM: on the H100 (results/NVIDIA_H100_80GB_HBM3/kernel_tune/explore_a74b59d, bf16 4096 rows
-// against the launch before) RMSNorm 8192 +2.3 to +3.2%, LayerNorm 8192 +1.8 to +4.2%, RMSNorm 16384
-// +0.9 to +1.2%; on the H200 those RMSNorm choices ran 5.9% slower than LayerNorm's
-// (results/NVIDIA_H200/kernel_tune/run1_9a9f0fa).
+// (kKeepY) past 512 vectors: at 4096 bf16 it ran 3% slower so. The same shapes for both norms on both
+// GPUs: with the L1 hints, RMSNorm on the H100 ran 1.7% (8192) and 0.5% (16384) faster on LayerNorm's
+// shapes than on the 512-thread, 2048-threads-an-SM shapes it had there before
+// (results/NVIDIA_H100_80GB_HBM3/norm_inductor_hints).
 template <typename T, typename Norm>
 void launch_two_pass(Row<T> r, int64_t rows, cudaStream_t stream) {
   const int64_t vectors = r.cols / (kVectorBytes / static_cast<int64_t>(sizeof(T)));
-  const bool rms_rules = !Norm::kCentered && current_launch_rules() == LaunchRules::kH100;
   const dim3 grid(static_cast<unsigned>(rows));
   if (vectors <= 128 * 4)
     two_pass_kernel<T, Norm, 128, 4, false, 12><<<grid, 128, 0, stream>>>(r);
-  else if (vectors <= 256 * 4 && !rms_rules)
-    two_pass_kernel<T, Norm, 256, 4, true, 6><<<grid, 256, 0, stream>>>(r);
   else if (vectors <= 256 * 4)
-    two_pass_kernel<T, Norm, 512, 2, true, 4><<<grid, 512, 0, stream>>>(r);
-  else if (!rms_rules)
-    two_pass_kernel<T, Norm, 512, 4, true, 3><<<grid, 512, 0, stream>>>(r);
+    two_pass_kernel<T, Norm, 256, 4, true, 6><<<grid, 256, 0, stream>>>(r);
   else
-    two_pass_kernel<T, Norm, 512, 4, true, 2><<<grid, 512, 0, stream>>>(r);
+    two_pass_kernel<T, Norm, 512, 4, true, 3><<<grid, 512, 0, stream>>>(r);
 }
 
 template <typename T, typename Norm>

@@ -1,5 +1,6 @@
-// L2 eviction policies for 16-byte loads and stores (sm_80 and newer; before that the policy is 0 and the
-// access plain). Used by the cold flush (timer_kernels.cu) and the two-pass row norms (common/row_norm.cuh).
+// L2 eviction policies for 16-byte loads and stores, and L1 hints for the loads (sm_80 and newer; before
+// that the policy is 0 and the access plain). Used by the cold flush (timer_kernels.cu) and the two-pass
+// row norms (common/row_norm.cuh).
 // Include only from .cu files.
 #pragma once
 #include <cstdint>
@@ -20,13 +21,27 @@ __device__ __forceinline__ uint64_t l2_policy(bool keep) {
   return policy;
 }
 
-// One 16-byte load under `policy`.
+// What a load asks of L1 beside its L2 policy: nothing, to keep the line (L1::evict_last: it is read
+// again soon) or to give it up first (L1::evict_first: its last use).
+enum class L1Hint { kNone, kEvictLast, kEvictFirst };
+
+// One 16-byte load under `policy`, with kL1's hint.
+template <L1Hint kL1 = L1Hint::kNone>
 __device__ __forceinline__ uint4 load_with_policy(const uint4* p, uint64_t policy) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   uint4 v;
-  asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p), "l"(policy));
+  if constexpr (kL1 == L1Hint::kEvictLast)
+    asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(policy));
+  else if constexpr (kL1 == L1Hint::kEvictFirst)
+    asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(policy));
+  else
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(policy));
   return v;
 #else
   (void)policy;

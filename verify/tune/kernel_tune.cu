@@ -352,8 +352,8 @@ struct NormConfig {
     name, two_pass_launch<rn::LayerPolicy, B, V, K, M>, two_pass_launch<rn::RmsPolicy, B, V, K, M>, two_pass_fits \
   }
 // Names: r<V><s: streamed | c: cached>.b<B>; t.b<B>v<V>[k].m<M>: two passes (k: y kept in L2; M blocks
-// an SM at least). The launch: r4s.b128 up to 256 vectors a row, then t.b128v4.m12, t.b256v4k.m6 (RMSNorm
-// under the H100's rules: t.b512v2k.m4), then t.b512v4k.m3 (RMSNorm under the H100's rules: .m2).
+// an SM at least). The launch: r4s.b128 up to 256 vectors a row, then t.b128v4.m12, t.b256v4k.m6, then
+// t.b512v4k.m3, for both norms on every GPU.
 const NormConfig kNormConfigs[] = {
     REG(4, true, 256, "r4s.b256"),           REG(4, false, 256, "r4c.b256"),
     REG(8, false, 256, "r8c.b256"),          REG(4, true, 128, "r4s.b128"),
