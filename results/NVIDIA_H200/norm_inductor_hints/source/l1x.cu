@@ -1,6 +1,6 @@
 // Exploration (issue 13): inductor's cache hints in two_pass_kernel (l1x_norm.cuh) against the library's
 // launch, on kernel_tune's timing (bench_ops' hold, read flush, events; median of REPS), each configuration
-// first checked against float64. l1x [REPS [ROUNDS]]: ROUNDS alternating rounds over the widths.
+// first checked against float64. l1x [REPS [ROUNDS [LIST]]]: ROUNDS alternating rounds over the widths.
 #define main kernel_tune_main
 #include "../../verify/tune/kernel_tune.cu"
 #undef main
@@ -37,6 +37,30 @@ std::vector<HintConfig> configs() {
           hint<B, V, 2, K, M4, 1, 3, 0, true, false>("x13i.v2m4")};
 }
 
+// The second call's list (LIST=2): around x13i, and the H100's RMSNorm shapes (launch_two_pass).
+template <int B, int V, int M, int M4, bool K>
+std::vector<HintConfig> configs2() {
+  return {hint<B, V, V, K, M, 0, 0, 0, false, false>("x00"),
+          hint<B, V, V, K, M, 1, 3, 0, true, false>("x13i"),
+          hint<B, V, 2, K, M, 1, 3, 0, true, false>("x13i.v2"),
+          hint<B, V, 2, K, M4, 1, 3, 0, true, false>("x13i.v2m4"),
+          hint<B, V, 2, K, M4, 1, 3, 1, true, false>("x13iw.v2m4"),
+          hint<B, V, 2, K, M4, 1, 3, 0, false, false>("x13.v2m4")};
+}
+// The third call's list (LIST=3): 4096-wide rows (512 vectors) on smaller blocks than the launch's 128
+// threads x 4 vectors, with and without the hints.
+std::vector<HintConfig> configs3() {
+  return {hint<128, 4, 4, false, 12, 1, 3, 0, true, false>("x13i.b128v4m12"),   // the launch at 08dcdde
+          hint<128, 4, 4, false, 12, 0, 0, 0, true, false>("x00i.b128v4m12"),
+          hint<64, 8, 8, false, 16, 1, 3, 0, true, false>("x13i.b64v8m16"),
+          hint<64, 8, 8, false, 12, 1, 3, 0, true, false>("x13i.b64v8m12"),
+          hint<64, 8, 8, false, 16, 0, 0, 0, true, false>("x00i.b64v8m16"),
+          hint<64, 4, 4, false, 24, 1, 3, 0, true, false>("x13i.b64v4m24"),
+          hint<128, 2, 2, false, 16, 1, 3, 0, true, false>("x13i.b128v2m16"),
+          hint<32, 8, 8, false, 32, 1, 3, 0, true, false>("x13i.b32v8m32")};
+}
+int list_number = 1;
+
 void run(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps) {
   DeviceBuffer x(rows * cols * 2), y(rows * cols * 2), w(cols * 2), b(cols * 2), ref(rows * cols * 8);
   fill_bf16<<<1024, 256>>>(x.as<bf16>(), rows * cols, 3, -2.f, 3.f);
@@ -58,12 +82,29 @@ void run(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps) {
                    },
                    y.as<bf16>(), rows * cols, err, gbytes, reps);
   };
-  time_launch("launch.first");
   const int64_t vectors = cols / 8;
+  if (list_number == 3 && vectors > 512) return;
+  time_launch("launch.first");
   // the launch's shapes (launch_two_pass, LayerNorm's rules; widths past one step loop)
-  const std::vector<HintConfig> list = vectors <= 512    ? configs<128, 4, 12, 16, false>()
-                                       : vectors <= 1024 ? configs<256, 4, 6, 8, true>()
-                                                         : configs<512, 4, 3, 4, true>();
+  std::vector<HintConfig> list;
+  if (list_number == 3) {
+    list = configs3();
+  } else if (list_number == 1) {
+    list = vectors <= 512 ? configs<128, 4, 12, 16, false>() : vectors <= 1024 ? configs<256, 4, 6, 8, true>()
+                                                                               : configs<512, 4, 3, 4, true>();
+  } else if (vectors <= 512) {
+    list = configs2<128, 4, 12, 16, false>();
+  } else if (vectors <= 1024) {
+    list = configs2<256, 4, 6, 8, true>();
+    list.push_back(hint<512, 2, 2, true, 4, 0, 0, 0, false, false>("h.x00"));   // RMSNorm, H100 rules
+    list.push_back(hint<512, 2, 2, true, 4, 1, 3, 0, true, false>("h.x13i"));
+    list.push_back(hint<512, 2, 1, true, 4, 1, 3, 0, true, false>("h.x13i.v1"));
+  } else {
+    list = configs2<512, 4, 3, 4, true>();
+    list.push_back(hint<512, 4, 4, true, 2, 0, 0, 0, false, false>("h.x00"));
+    list.push_back(hint<512, 4, 4, true, 2, 1, 3, 0, true, false>("h.x13i"));
+    list.push_back(hint<512, 4, 2, true, 2, 1, 3, 0, true, false>("h.x13i.v2"));
+  }
   for (const HintConfig& cfg : list) {
     const NormLaunch launch = layer ? cfg.layer : cfg.rms;
     check_and_time(timer, "norm", "bf16", name, cfg.name.c_str(), [&](cudaStream_t s) { launch(r, rows, s); },
@@ -76,13 +117,15 @@ void run(Timer& timer, int64_t rows, int64_t cols, bool layer, int reps) {
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 40;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
+  l1x::list_number = argc > 3 ? std::atoi(argv[3]) : 1;
   Timer timer;
   std::printf("kind,dtype,case,config,us,GBps,check\n");
   for (int round = 0; round < rounds; ++round)
     for (int64_t cols : {16384, 8192, 4096})
-      for (bool layer : {true, false}) l1x::run(timer, 4096, cols, layer, reps);
+      for (bool layer : {true, false})
+        if (l1x::list_number != 3 || cols == 4096) l1x::run(timer, 4096, cols, layer, reps);
   // odd shapes: checks only (a partial step, rows not a multiple of the grid)
   for (bool layer : {true, false})
-    for (int64_t cols : {16392, 8200, 4104}) l1x::run(timer, 33, cols, layer, 3);
+    for (int64_t cols : {16392, 8200, 4104, 4088}) l1x::run(timer, 33, cols, layer, 3);
   return 0;
 }

@@ -8,7 +8,7 @@ src="benchmarks/common/gemv_kernel.cu benchmarks/common/launch_rules.cpp benchma
 t0=$(date +%s)
 nvcc -O3 -std=c++17 -arch=sm_90 -DOPBENCH_HAVE_CUDA -Ibenchmarks -Ilib scratch/l1x/l1x.cu $src -o /tmp/l1xbin -Xptxas -v > $d/ptxas.txt 2>&1 || { tail -30 $d/ptxas.txt; exit 1; }
 echo "build $(( $(date +%s) - t0 )) s"
-/tmp/l1xbin ${REPS:-40} ${ROUNDS:-3} > $d/l1x.csv 2> $d/l1x.log
+/tmp/l1xbin ${REPS:-40} ${ROUNDS:-3} ${LIST:-1} > $d/l1x.csv 2> $d/l1x.log
 echo "run $(( $(date +%s) - t0 )) s"
 cp scratch/l1x/*.cu scratch/l1x/*.cuh scratch/l1x/*.sh $d/
 python3 scratch/pipe/summary.py $d/l1x.csv > $d/summary.txt
