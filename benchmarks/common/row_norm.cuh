@@ -4,7 +4,7 @@
 //  - vector_kernel, short rows: a row per group of threads (several rows a block when rows are short),
 //    each thread's share of the row held in registers, all its loads in flight together; the mean,
 //    then the centered sum of squares, reduced over the row's threads.
-//  - two_pass_kernel, longer rows: a row per block, read twice, the second time mostly from L1; both
+//  - two_pass_kernel, longer rows: a row per block, read twice, the second time from L1 or L2; both
 //    statistics from one pass of shifted sums.
 // Scalar path: a block per row, any shape and alignment, x read per pass.
 // A Norm policy supplies the statistics and the output of one element:
@@ -170,11 +170,13 @@ void launch_vector(Row<T> r, int64_t rows, int block_threads, cudaStream_t strea
 // for c the row's first element, and its centered sum of squares the sum of each thread's own plus
 // n (thread mean - row mean)^2: no term cancels (one shift for the whole row, its first element,
 // cancelled when that element was an outlier: fp32 outputs ~20 ulp off); the second pass reads x again
-// (L2 evict_first and L1::evict_first: x is done), mostly from L1, and writes y, with kKeepY under an
+// (L2 evict_first and L1::evict_first: x is done) and writes y, with kKeepY under an
 // evict_last policy too, so that L2 gives up x's lines before y's. The L1 hints are inductor's (its
-// LayerNorm at 16384 on the H200, results/NVIDIA_H200/norm_32_registers_dropped): without them the
-// second pass found fewer of x's lines in L1 (bf16 4096 rows, 8192 and 16384 wide, with 32-bit indices:
-// H200 LayerNorm +1.0 to +3.6%, RMSNorm +1.1 to +2.2%; H100 +1.5 to +3.1%; results/<gpu>/norm_inductor_hints).
+// LayerNorm at 16384 on the H200, results/NVIDIA_H200/norm_32_registers_dropped). That the second pass
+// reads from L1 is inferred, not counted: x not allocated in L1 ran 2-3.7% slower
+// (results/NVIDIA_H200/norm_l1_hints_dropped), and with the hints and 32-bit indices, bf16 4096 rows 8192
+// and 16384 wide ran faster (H200 LayerNorm +1.0 to +3.6%, RMSNorm +1.1 to +2.2%; H100 +1.5 to +3.1%;
+// results/<gpu>/norm_inductor_hints).
 // kVec vectors of each pass in flight per thread; at least kMinBlocks blocks an SM (the registers follow:
 // 2048 threads of 2 vectors fit 32 registers, 1536 threads of 4 fit 40; at 32 those would spill). Against
 // holding the row in registers or shared memory, no thread waits on a second reduction and the registers
