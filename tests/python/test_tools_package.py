@@ -15,7 +15,7 @@ from bench_ops_bin import ROOT
 
 SCRIPTS = ["opbench-compare", "opbench-gate", "opbench-gate-selftest", "opbench-trace", "opbench-instr", "opbench-make-targets",
            "opbench-plot", "opbench-shard"]
-H200_AA = ROOT / "results" / "NVIDIA_H200" / "compare"
+H200_AA = ROOT / "records" / "NVIDIA_H200" / "compare"
 
 
 @pytest.fixture(scope="module")
