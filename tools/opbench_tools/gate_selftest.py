@@ -1,19 +1,18 @@
-#!/usr/bin/env python3
-"""gate_selftest.py: Measures the CI gate on this runner and build: how often it cries wolf, how often it
-catches a slowdown of a chosen size, and the smallest slowdown it reliably catches per case.
+"""opbench-gate-selftest: Measures the CI gate on this runner and build: how often it cries wolf, how often
+it catches a slowdown of a chosen size, and the smallest slowdown it reliably catches per case.
 
-Run it first when adopting gate.py. It runs the binary the way CI would compare two builds (one process
+Run it first when adopting opbench-gate. It runs the binary the way CI would compare two builds (one process
 per repetition, `--repetitions` per side, the policy's rule), in groups of processes, three a round:
   base groups B0 .. B(R-1) and control groups C0 .. C(R-1)   the binary as it is
   slow groups S0 .. S(R-1) the same binary with --opbench_inject_slowdown=PCT (each selected case timed,
                            then timed again with PCT% of that time added to every iteration)
 A round's three groups run interleaved, a process of each in turn (the order rotating from one
-repetition to the next), as compare.py interleaves old and new: whatever drifts on the machine during
+repetition to the next), as opbench-compare interleaves old and new: whatever drifts on the machine during
 the round reaches every side alike. A/A round i compares Bi with Ci; a false alarm is a round in which
 the gate fails. Detection round i compares Bi with Si; a case is caught when the gate calls it a
-regression. (Comparing the base groups of consecutive rounds instead, as this tool once did, put the
-machine's drift between rounds into the A/A comparison: on a busy 2-core CI runner it failed an A/A
-round now and then.) The smallest reliably caught slowdown of a case is read off the A/A rounds: the
+regression. (Comparing the base groups of consecutive rounds instead would put the machine's drift
+between rounds into the A/A comparison, which on a busy 2-core CI runner fails an A/A round now and
+then.) The smallest reliably caught slowdown of a case is read off the A/A rounds: the
 gate needs a change above max(threshold, 4.5 standard errors); a true slowdown s shifts a round's change
 c to about c + s, so s must exceed max(threshold, 4.5 se) - c in 95% of rounds (the 95th percentile over
 rounds; the U test's p is far below alpha at such shifts with >= 5 repetitions).
@@ -32,11 +31,11 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gate import Outcome, check_runs, load_policy  # noqa: E402
-from opbench_results import InputError, merge_runs  # noqa: E402
-from opbench_runs import Process, benchmark_command, run_processes  # noqa: E402
-from opbench_stats import NOISE_Z  # noqa: E402
+from opbench_tools.benchmark_json import InputError, merge_runs
+from opbench_tools.benchmark_processes import Process, benchmark_command, run_processes
+from opbench_tools.gate import Outcome, check_runs
+from opbench_tools.gate_policy import load_policy
+from opbench_tools.stats import NOISE_Z
 
 RELIABLE = 0.95
 
@@ -141,15 +140,16 @@ def report(result: dict, args, wall_s: float) -> list:
 
 
 def parse_args(argv: list) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="gate_selftest.py", description=__doc__.split(": ", 1)[1],
+    p = argparse.ArgumentParser(prog="opbench-gate-selftest", description=__doc__.split(": ", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True, help="the bench_ops to test the gate with")
     p.add_argument("--filter", required=True, help="--benchmark_filter of the cases (a few; every one is slowed)")
     p.add_argument("--rounds", type=int, default=20, help="A/A rounds and detection rounds (default 20)")
     p.add_argument("--repetitions", type=int, help="processes per side and round (default: the policy's min_repetitions)")
     p.add_argument("--slowdown", type=float, default=5.0, metavar="PCT", help="injected slowdown, percent (default 5)")
-    p.add_argument("--policy", metavar="FILE", help="gate policy (default: tools/perf-policy.json)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="processes started at a time (compare.py --jobs)")
+    p.add_argument("--policy", metavar="FILE", help="gate policy (default: the packaged perf-policy.json)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="processes started at a time (opbench-compare --jobs)")
     p.add_argument("--out-dir", help="folder for every run's JSON and log (default: a new temporary folder)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON")
     p.add_argument("--time-budget", type=float, metavar="S", help="start no process after S seconds; evaluate the "
@@ -187,7 +187,7 @@ def main(argv: list | None = None) -> int:
             args.rounds = done
         result = evaluate(policy, paths, args.rounds)
     except InputError as e:
-        print(f"gate_selftest.py: {e}", file=sys.stderr)
+        print(f"opbench-gate-selftest: {e}", file=sys.stderr)
         return 2
     result.update(policy=policy.path, rounds=args.rounds, rounds_planned=planned, repetitions=args.repetitions,
                   slowdown_pct=args.slowdown,

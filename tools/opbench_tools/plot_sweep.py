@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """A roofline-style view of a bench_ops sweep: per family, achieved GB/s against bytes moved per
 iteration, one line per dtype x backend, with this run's measured ceilings (read, write, copy streams;
 from its Ceiling cases) as lines over the sizes each ran at, the fastest stream of a kind and size.
 
-  plot_sweep.py BENCH_OPS.json --out sweep.png [--families LayerNorm,Gemv]
+  opbench-plot BENCH_OPS.json --out sweep.png [--families LayerNorm,Gemv]
 
 Reads any bench_ops Google Benchmark JSON (--benchmark_out). Cases that failed or report no GB/s are
 left out; a family with no plottable case is named on stderr. Exit 0, or 2 on unusable input.
@@ -12,11 +11,9 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opbench_results import InputError, read_json, stream_curves  # noqa: E402
+from opbench_tools.benchmark_json import InputError, read_json, stream_curves
 
 
 def plottable_cases(data: dict) -> dict:
@@ -71,7 +68,7 @@ def plot(families: dict, ceilings: dict, device: str, out: str) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="opbench-plot", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("json", help="bench_ops Google Benchmark JSON (--benchmark_out)")
     parser.add_argument("--out", required=True, help="PNG to write")
@@ -80,20 +77,20 @@ def main(argv=None) -> int:
     try:
         data = read_json(args.json)
     except InputError as e:
-        print(f"plot_sweep: {e}", file=sys.stderr)
+        print(f"opbench-plot: {e}", file=sys.stderr)
         return 2
     families, ceilings = plottable_cases(data)
     if args.families:
         wanted = set(args.families.split(","))
         for missing in sorted(wanted - set(families)):
-            print(f"plot_sweep: {args.json}: no plottable case of family {missing}", file=sys.stderr)
+            print(f"opbench-plot: {args.json}: no plottable case of family {missing}", file=sys.stderr)
         families = {k: v for k, v in families.items() if k in wanted}
     if not families:
-        print(f"plot_sweep: {args.json}: no case with GB/s and bytes to plot", file=sys.stderr)
+        print(f"opbench-plot: {args.json}: no case with GB/s and bytes to plot", file=sys.stderr)
         return 2
     device = data.get("context", {}).get("opbench_device", "unknown device")
     plot(families, ceilings, device, args.out)
-    print(f"plot_sweep: wrote {args.out}", file=sys.stderr)
+    print(f"opbench-plot: wrote {args.out}", file=sys.stderr)
     return 0
 
 

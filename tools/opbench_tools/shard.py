@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Runs one bench_ops sweep over every GPU of this host: one process per GPU (CUDA_VISIBLE_DEVICES),
 each on its share of the selected cases, and merges what they write into the files one process writes.
 
-  tools/shard.py [--shards N] [--gpus 0,1,...] [--bench-ops build/bench_ops] [--times PREV.json] \\
+  opbench-shard [--shards N] [--gpus 0,1,...] [--bench-ops build/bench_ops] [--times PREV.json] \\
       -- [bench_ops flags: --benchmark_filter, --output FILE.csv, --benchmark_out FILE.json, ...]
 
 Each shard runs `bench_ops --opbench_shard=I/N` (bench_ops cuts the selection: balanced by expected
@@ -30,10 +29,11 @@ import sys
 import tempfile
 import threading
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from opbench_tools.build_dir import MissingBinary, binary
+
 REFUSED = {  # bench_ops flags a sharded run cannot honour, and why
-    "--opbench_shard": "shard.py gives each shard its --opbench_shard",
-    "--opbench_run_id": "shard.py gives the shards one run id",
+    "--opbench_shard": "opbench-shard gives each shard its --opbench_shard",
+    "--opbench_run_id": "opbench-shard gives the shards one run id",
     "--opbench_markdown": "each shard would write its own; make the table from the merged rows",
     "--oplog": "an operator replay runs in one process",
 }
@@ -241,12 +241,13 @@ def output_path(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="opbench-shard", description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shards", type=int, help="processes (default: one per visible GPU)")
     parser.add_argument("--gpus", help="comma-separated GPU indices or UUIDs to use (default: all visible)")
-    parser.add_argument("--bench-ops", default=str(ROOT / "build" / "bench_ops"), help="the bench_ops binary")
+    parser.add_argument("--bench-ops", help="the bench_ops binary (default: bench_ops in the build folder: "
+                        "$OPBENCH_BUILD_DIR, else the checkout's build/, else ./build)")
     parser.add_argument("--times", help="a previous run's --benchmark_out JSON: balance on its times")
     parser.add_argument("--keep-dir", help="keep each shard's own JSON in this folder")
     parser.add_argument("bench_ops_args", nargs=argparse.REMAINDER, help="-- then bench_ops' flags")
@@ -257,9 +258,11 @@ def main(argv=None):
             raise Usage(f"--shards {opts.shards}: expected 1 to 4096")
         if int(os.environ.get("WORLD_SIZE", "1") or "1") > 1:
             raise Usage("WORLD_SIZE > 1: this is a distributed launch; each torchrun rank is one bench_ops (README "
-                        "'Several GPUs'), not a shard.py")
-        if not os.access(opts.bench_ops, os.X_OK):
-            raise Usage(f"{opts.bench_ops}: no such program (build it: tools/build.sh; or --bench-ops PATH)")
+                        "'Several GPUs'), not an opbench-shard")
+        if opts.bench_ops is None:
+            opts.bench_ops = str(binary("bench_ops"))
+        elif not os.access(opts.bench_ops, os.X_OK):
+            raise Usage(f"{opts.bench_ops}: no such program (build it: scripts/build.sh; or --bench-ops PATH)")
         if opts.times and not os.path.isfile(opts.times):
             raise Usage(f"--times {opts.times}: no such file")
         args, merged_path = split_args(args)
@@ -271,13 +274,13 @@ def main(argv=None):
         gpus = [g.strip() for g in opts.gpus.split(",") if g.strip()] if opts.gpus else visible_gpus()
         devices = plan_devices(opts.shards, gpus)
         order = case_order(opts.bench_ops, args)
-    except (Usage, ValueError) as e:
-        print(f"shard.py: {e}", file=sys.stderr)
+    except (Usage, MissingBinary, ValueError) as e:
+        print(f"opbench-shard: {e}", file=sys.stderr)
         return 2
     run_id = secrets.token_hex(6)
     work = pathlib.Path(opts.keep_dir or tempfile.mkdtemp(prefix="opbench_shards_"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"shard.py: {len(devices)} shards on {', '.join(label for label, _ in devices)}, {len(order)} cases "
+    print(f"opbench-shard: {len(devices)} shards on {', '.join(label for label, _ in devices)}, {len(order)} cases "
           f"selected, run id {run_id}", file=sys.stderr)
     try:
         results = run_shards(opts.bench_ops, args, devices, run_id, work, opts.times)
@@ -289,21 +292,22 @@ def main(argv=None):
         if not opts.keep_dir:
             shutil.rmtree(work, ignore_errors=True)
     for note in notes:
-        print(f"shard.py: {note}", file=sys.stderr)
+        print(f"opbench-shard: {note}", file=sys.stderr)
     per_shard = {}
     for entry in doc["benchmarks"]:
         if entry.get("run_type", "iteration") == "iteration":
             per_shard[entry["opbench_shard"]] = per_shard.get(entry["opbench_shard"], 0) + 1
     for i, (code, _) in enumerate(results):
-        print(f"shard.py: shard {i} ({devices[i][0]}): {describe(code)}; {per_shard.get(str(i), 0)} case run(s) "
+        print(f"opbench-shard: shard {i} ({devices[i][0]}): {describe(code)}; {per_shard.get(str(i), 0)} case run(s) "
               f"in its JSON", file=sys.stderr)
     if rows:
-        print(f"shard.py: {rows_of_run(rows, run_id)} experiment row(s) of run {run_id} in {rows}", file=sys.stderr)
+        print(f"opbench-shard: {rows_of_run(rows, run_id)} experiment row(s) of run {run_id} in {rows}",
+              file=sys.stderr)
     if merged_path:
-        print(f"shard.py: merged Google Benchmark JSON in {merged_path}", file=sys.stderr)
+        print(f"opbench-shard: merged Google Benchmark JSON in {merged_path}", file=sys.stderr)
     code = exit_code([c for c, _ in results])
     if code:
-        print(f"shard.py: failed shard(s): {', '.join(str(i) for i, (c, _) in enumerate(results) if c != 0)}; "
+        print(f"opbench-shard: failed shard(s): {', '.join(str(i) for i, (c, _) in enumerate(results) if c != 0)}; "
               "every other shard's rows and results are kept", file=sys.stderr)
     return code
 

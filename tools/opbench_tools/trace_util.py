@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """GPU utilization and matmul/conv share from a Chrome trace (Kineto / torch.profiler).
 
 Library + command.  Given a Chrome trace (as written by PyTorch's profiler,
@@ -15,7 +14,8 @@ Library + command.  Given a Chrome trace (as written by PyTorch's profiler,
 
 The algorithm follows PyTorch's ``torch/_functorch/benchmark_utils.py``
 (``compute_utilization``); the exact rules and the places where this tool goes
-beyond it are written down in docs/trace_util.md.  Stdlib only.
+beyond it are written down in docs/trace_util.md.  Reading the trace and picking its
+GPU events: trace_events.py.  Stdlib only.
 
 Exit codes of the command: 0 ok, 1 valid trace without GPU events,
 2 malformed trace / unreadable file / bad arguments.
@@ -23,14 +23,15 @@ Exit codes of the command: 0 ok, 1 valid trace without GPU events,
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
 import re
 import sys
-import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
+
+from opbench_tools.trace_events import (FALLBACK_GPU_CATEGORIES, NoGpuEventsError, TraceError, gpu_events, is_number,
+                                        load_trace, trace_events)
 
 __all__ = [
     "SEED_MM_PATTERNS",
@@ -61,26 +62,6 @@ MODERN_MM_PATTERNS: Tuple[str, ...] = (
     "fprop",             # convolution forward kernels named *_fprop_*
     r"triton_tem_\w*mm",  # Inductor mm templates: triton_tem_fused_mm_0, ..._addmm_1
 )
-
-# Categories used when no process carries a "GPU" process_labels entry.
-FALLBACK_GPU_CATEGORIES: Tuple[str, ...] = (
-    "kernel", "gpu_memcpy", "gpu_memset",   # Kineto (PyTorch >= 1.8)
-    "memcpy", "memset",                     # older spellings ("Kernel", "Memcpy", "Memset")
-)
-
-GZIP_MAGIC = b"\x1f\x8b"
-
-
-class TraceError(ValueError):
-    """A malformed trace.  ``exit_code`` is what the command exits with."""
-
-    exit_code = 2
-
-
-class NoGpuEventsError(TraceError):
-    """A valid trace that holds no GPU events."""
-
-    exit_code = 1
 
 
 @dataclass(frozen=True)
@@ -122,96 +103,6 @@ class UtilResult:
             "gpu_pids": list(self.gpu_pids),
             "mm_patterns": list(self.mm_patterns),
         }
-
-
-# --------------------------------------------------------------------------- loading
-
-def load_trace(path: str) -> Any:
-    """Read a trace file (plain or gzip, detected by content) and parse its JSON.
-
-    Raises TraceError (naming the file) on unreadable / non-JSON input.
-    """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise TraceError(f"{path}: cannot read file: {e.strerror or e}") from None
-    if raw[:2] == GZIP_MAGIC:
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as e:
-            raise TraceError(f"{path}: not a valid gzip file: {e}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise TraceError(f"{path}: not JSON (not UTF-8 text: {e.reason} at byte {e.start})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise TraceError(f"{path}: not JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-    except RecursionError:
-        raise TraceError(f"{path}: not JSON (nested too deeply)") from None
-
-
-def trace_events(trace: Any, source: str = "<trace>") -> list:
-    """The event list of a trace: ``trace["traceEvents"]`` (JSON Object Format) or the
-    top-level array itself (JSON Array Format)."""
-    if isinstance(trace, dict):
-        if "traceEvents" not in trace:
-            raise TraceError(f"{source}: no 'traceEvents' key in the top-level object")
-        events = trace["traceEvents"]
-        if not isinstance(events, list):
-            raise TraceError(f"{source}: 'traceEvents' is a {type(events).__name__}, not a list")
-        return events
-    if isinstance(trace, list):
-        return trace
-    raise TraceError(f"{source}: top level is a {type(trace).__name__}, "
-                     "expected an object with 'traceEvents' or an array of events")
-
-
-# --------------------------------------------------------------------------- selection
-
-def _labels_say_gpu(labels: Any) -> bool:
-    if isinstance(labels, str):
-        return "GPU" in labels                      # the seed: substring test
-    if isinstance(labels, (list, tuple)):
-        return any(isinstance(x, str) and "GPU" in x for x in labels)
-    return False
-
-
-def _gpu_pids(events: Sequence[Any]) -> list:
-    pids: list = []
-    for ev in events:
-        if not isinstance(ev, dict) or ev.get("name") != "process_labels":
-            continue
-        args = ev.get("args")
-        if isinstance(args, dict) and _labels_say_gpu(args.get("labels")) and "pid" in ev:
-            if ev["pid"] not in pids:
-                pids.append(ev["pid"])
-    return pids
-
-
-def _categories(ev: dict) -> List[str]:
-    cat = ev.get("cat")
-    if not isinstance(cat, str):
-        return []
-    return [c.strip().lower() for c in cat.split(",") if c.strip()]
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _check_complete_event(ev: dict, index: int, source: str) -> None:
-    name = ev.get("name")
-    what = f"{source}: traceEvents[{index}]" + (f" ({name!r})" if isinstance(name, str) else "")
-    for key in ("ts", "dur"):
-        if key not in ev:
-            raise TraceError(f"{what}: complete event (ph 'X') has no '{key}'")
-        if not _is_number(ev[key]):
-            raise TraceError(f"{what}: '{key}' is not a finite number: {ev[key]!r}")
-    if ev["dur"] < 0:
-        raise TraceError(f"{what}: negative 'dur': {ev['dur']!r}")
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -272,44 +163,10 @@ def analyze(trace: Any,
     for i, ev in enumerate(events):
         if not isinstance(ev, dict):
             raise TraceError(f"{source}: traceEvents[{i}] is a {type(ev).__name__}, not an object")
-    if total_us is not None and (not _is_number(total_us) or total_us <= 0):
+    if total_us is not None and (not is_number(total_us) or total_us <= 0):
         raise TraceError(f"{source}: total time must be a positive number of µs, got {total_us!r}")
     regexes = _compile(mm_patterns)
-    excluded = {c.lower() for c in exclude_categories}
-
-    pids = _gpu_pids(events)
-    if pids:
-        selection = "process_labels"
-
-        def selected(ev: dict) -> bool:
-            return "pid" in ev and ev["pid"] in pids
-    else:
-        selection = "category_fallback"
-        fallback = set(FALLBACK_GPU_CATEGORIES)
-
-        def selected(ev: dict) -> bool:
-            return any(c in fallback for c in _categories(ev))
-
-    picked: List[Tuple[int, dict]] = []
-    for i, ev in enumerate(events):
-        if ev.get("ph") != "X" or not selected(ev):
-            continue
-        if excluded and any(c in excluded for c in _categories(ev)):
-            continue
-        _check_complete_event(ev, i, source)
-        picked.append((i, ev))
-
-    if not picked:
-        if pids:
-            why = (f"GPU process(es) {', '.join(map(str, pids))} carry no complete ('X') events"
-                   + (" after excluding categories" if excluded else ""))
-        else:
-            why = ("no process has a 'GPU' process_labels entry and no complete event has "
-                   f"cat in {{{', '.join(FALLBACK_GPU_CATEGORIES)}}}")
-        raise NoGpuEventsError(f"{source}: no GPU events ({why}); "
-                               "was the trace recorded with CUDA activity enabled?")
-
-    gpu = [ev for _, ev in sorted(picked, key=lambda p: p[1]["ts"])]   # stable: file order on ties
+    gpu, pids, selection = gpu_events(events, exclude_categories, source)
     busy, segments = _busy(gpu)
 
     def is_mm(ev: dict) -> bool:
@@ -392,7 +249,7 @@ def _regex(s: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
-        prog="trace_util",
+        prog="opbench-trace",
         description="GPU utilization and mm/conv share from a Chrome trace "
                     "(torch.profiler / Kineto; .json or gzipped).",
         epilog="exit status: 0 ok, 1 no GPU events in a valid trace, 2 malformed trace or "
@@ -425,15 +282,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.total_s is not None:
         total_us = args.total_s * 1e6
     if total_us is not None and (not math.isfinite(total_us) or total_us <= 0):
-        sys.stderr.write("trace_util: error: --total-us/--total-s must be a positive number\n")
+        sys.stderr.write("opbench-trace: error: --total-us/--total-s must be a positive number\n")
         return 2
     try:
         r = analyze_file(args.trace, total_us, patterns, exclude_categories=args.exclude_cat)
     except NoGpuEventsError as e:
-        sys.stderr.write(f"trace_util: {e}\n")
+        sys.stderr.write(f"opbench-trace: {e}\n")
         return e.exit_code
     except TraceError as e:
-        sys.stderr.write(f"trace_util: error: {e}\n")
+        sys.stderr.write(f"opbench-trace: error: {e}\n")
         return e.exit_code
     if args.json:
         d = r.to_json_dict()

@@ -1,5 +1,5 @@
-"""Runs benchmark processes for compare.py --binaries and gate_selftest.py: one process per repetition,
-in the order given, up to `jobs` at a time. With jobs > 1 every bench_ops process gets
+"""Runs benchmark processes for opbench-compare --binaries and opbench-gate-selftest: one process per
+repetition, in the order given, up to `jobs` at a time. With jobs > 1 every bench_ops process gets
 --opbench_gpu_lock, so they load and initialize together but measure one at a time (the lock is taken
 before the first case); starting is what costs most per process (loading LibTorch and CUDA).
 """
@@ -12,7 +12,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from opbench_results import InputError
+from opbench_tools.benchmark_json import InputError
 
 
 @dataclass

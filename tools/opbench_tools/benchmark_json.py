@@ -1,4 +1,5 @@
-"""Reads Google Benchmark JSON (bench_ops' or any Google Benchmark binary's) for compare.py and gate.py.
+"""Reads Google Benchmark JSON (bench_ops' or any Google Benchmark binary's) for opbench-compare and
+opbench-gate.
 
 A file becomes a Run: one Case per benchmark name, holding one value per repetition for every metric
 (real_time and cpu_time in seconds, counters as written). Names are matched without the suffixes Google
@@ -316,7 +317,7 @@ def check_metric(old: Run, new: Run, names: list, metric: str) -> None:
 
 def merge_runs(paths: list, out_path: str) -> None:
     """Writes one Google Benchmark JSON whose repetitions are the iteration entries of `paths`, in order
-    (compare.py --binaries: one process per repetition)."""
+    (opbench-compare --binaries: one process per repetition)."""
     merged, context = [], {}
     for index, path in enumerate(paths):
         data = read_json(path)

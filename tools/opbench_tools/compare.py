@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
-"""compare.py: Compares two bench_ops (or any Google Benchmark) JSON outputs, case by case.
+"""opbench-compare: Compares two bench_ops (or any Google Benchmark) JSON outputs, case by case.
 
 Per case: the median of the repetitions on each side, the change ("slower"/"faster", the same figure for
 times and throughputs), a two-sided Mann-Whitney U test over the repetitions, the derived counters
 (GB/s, TFLOP/s), and a verdict (SLOWER, FASTER, NOISY, UNSURE, SAME, FAILED); the geomean over cases.
 Outputs: a console table (coloured on a terminal), --markdown, --json, --plot. With --binaries it runs
 two benchmark binaries itself, interleaved (old, new, old, new, ...), one process per repetition.
-Exit status: 0 when the comparison was made (compare never judges; gate.py does), 2 on unusable input.
+Exit status: 0 when the comparison was made (compare never judges; opbench-gate does), 2 on unusable input.
 """
 from __future__ import annotations
 
@@ -16,11 +15,10 @@ import os
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opbench_results import InputError, higher_is_better, load_run, merge_runs  # noqa: E402
-from opbench_runs import Process, benchmark_command, run_processes  # noqa: E402
-from opbench_stats import (DEFAULT_ALPHA, DEFAULT_THRESHOLD, NOISE_Z, CaseResult, Comparison,  # noqa: E402
-                           as_dict, compare_runs)
+from opbench_tools.benchmark_json import InputError, higher_is_better, load_run, merge_runs
+from opbench_tools.benchmark_processes import Process, benchmark_command, run_processes
+from opbench_tools.stats import (DEFAULT_ALPHA, DEFAULT_THRESHOLD, NOISE_Z, CaseResult, Comparison,
+                                 as_dict, compare_runs)
 
 COLOURS = {"SLOWER": "31", "FASTER": "32", "NOISY": "33", "UNSURE": "33", "FAILED": "35", "N/A": "35"}
 SEVERITY = ["FAILED", "SLOWER", "UNSURE", "NOISY", "N/A", "FASTER", "SAME"]
@@ -225,13 +223,13 @@ def run_binaries(old_bin: str, new_bin: str, args) -> tuple:
 # ---------------------------------------------------------------- main
 def parse_args(argv: list) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="compare.py", description=__doc__.split(": ", 1)[1],
+        prog="opbench-compare", description=__doc__.split(": ", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="""examples:
-  compare.py base.json head.json                          console table
-  compare.py base.json head.json --markdown - --plot c.png
-  compare.py --metric GB/s base.json head.json            compare a counter (higher is better)
-  compare.py --binaries old/bench_ops new/bench_ops --filter 'LayerNorm/.*' --repetitions 10
+  opbench-compare base.json head.json                     console table
+  opbench-compare base.json head.json --markdown - --plot c.png
+  opbench-compare --metric GB/s base.json head.json       compare a counter (higher is better)
+  opbench-compare --binaries old/bench_ops new/bench_ops --filter 'LayerNorm/.*' --repetitions 10
 
 verdicts: SLOWER/FASTER when |change| > threshold, |change| > 4.5 standard errors of the change and
 p < alpha; NOISY when the case's noise is too large to resolve the threshold; UNSURE when a change
@@ -288,10 +286,10 @@ def main(argv: list | None = None) -> int:
         if args.plot:
             write_plot(comp, args.plot)
     except InputError as e:
-        print(f"compare.py: error: {e}", file=sys.stderr)
+        print(f"opbench-compare: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"compare.py: error: {e.filename}: {e.strerror}", file=sys.stderr)
+        print(f"opbench-compare: error: {e.filename}: {e.strerror}", file=sys.stderr)
         return 2
     return 0
 

@@ -1,4 +1,5 @@
-"""Statistics behind compare.py and gate.py: per-case change, its noise, a significance test, a verdict.
+"""Statistics behind opbench-compare and opbench-gate: per-case change, its noise, a significance test, a
+verdict.
 
 For each case and metric: the median over repetitions on each side; the change as a "slowdown"
 (new/old - 1 for lower-is-better metrics, old/new - 1 for throughputs, so +5% always means 5% worse and
@@ -18,14 +19,14 @@ import math
 import sys
 from dataclasses import dataclass, field
 
-from opbench_results import (DERIVED_COUNTERS, DETERMINISTIC, TIME_METRICS, Case, InputError, Run, check_metric,
-                             common_cases, higher_is_better)
+from opbench_tools.benchmark_json import (DERIVED_COUNTERS, DETERMINISTIC, TIME_METRICS, Case, InputError, Run,
+                                          check_metric, common_cases, higher_is_better)
 
 QN_TO_SD = 2.2219         # Qn of a normal sample -> its standard deviation
 MEDIAN_SE = 1.2533        # standard error of a median / that of a mean (normal data)
 # What to run for repetitions that can be trusted: separate processes (in-process repetitions of one
 # binary agree more closely than two processes do, so a test on them cries wolf).
-RERUN_ADVICE = ("run tools/compare.py --binaries OLD_BINARY NEW_BINARY --repetitions 10 "
+RERUN_ADVICE = ("run opbench-compare --binaries OLD_BINARY NEW_BINARY --repetitions 10 "
                 "(one process per repetition)")
 NOISE_Z = 4.5             # a change must exceed NOISE_Z standard errors of itself to count
 MIN_REPS_WARNING = 9      # fewer repetitions than this: p-values are weak, say so
@@ -157,7 +158,7 @@ def scipy_stats():
         import scipy.stats
     except ImportError:
         raise InputError(f"the statistics need scipy, which {sys.executable} lacks: run the tool with the "
-                         "project's venv (.venv/bin/python tools/compare.py ...; bash tools/setup.sh makes it) "
+                         "project's venv (.venv/bin/opbench-compare ...; bash scripts/setup.sh makes it) "
                          "or install the tools with their dependencies (pip install ./tools)") from None
     return scipy.stats
 
@@ -267,7 +268,7 @@ def _warnings(comp: Comparison, in_process: dict) -> list:
 
 
 def as_dict(comp: Comparison) -> dict:
-    """The comparison as plain JSON-able data (compare.py --json)."""
+    """The comparison as plain JSON-able data (opbench-compare --json)."""
     def side(s: Side | None):
         return None if s is None else {"n": s.n, "median": s.median, "values": s.values}
     return {

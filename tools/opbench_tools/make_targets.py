@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Derives a targets file from measured experiment rows, by a stated rule.
 
-  make_targets.py ROWS.csv --device NAME [--factor 0.95] [--source TEXT] > targets/x.json
+  opbench-make-targets ROWS.csv --device NAME [--factor 0.95] [--source TEXT] > targets/x.json
 
 Rule: target = factor x the measured actual, rounded down to 3 significant figures, so that a
 slowdown of more than (1 - factor) misses the target. The rule and the source go into the file."""
@@ -19,7 +18,8 @@ def round_down_3(value):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="opbench-make-targets", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("rows")
     parser.add_argument("--device", required=True, help="exact device name, e.g. 'NVIDIA H200'")
     parser.add_argument("--factor", type=float, default=0.95)
@@ -33,7 +33,7 @@ def main():
             key = (row["name"], row["metric"], row["dtype"], row.get("backend") or "aten")
             targets[key] = round_down_3(args.factor * float(row["actual"]))
     if not targets:
-        sys.exit(f"make_targets.py: {args.rows}: no rows with actual values for {args.device}")
+        sys.exit(f"opbench-make-targets: {args.rows}: no rows with actual values for {args.device}")
     doc = {
         "devices": [args.device],
         "rule": f"target = {args.factor} x the measured actual, rounded down to 3 significant figures; "
