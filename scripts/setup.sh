@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what opbench needs, idempotently, saying what it does.
-#   CPU machine (dev, CI, users): Debian packages + a git-ignored venv (.venv) with torch and the tool packages.
-#   Offline GPU machine (python3 already has torch with CUDA): installs nothing, only checks.
+#   CPU machine (dev, CI, users): Debian packages + a git-ignored venv (.venv) with torch, the packages the
+#   tools need, and the tools package itself (tools/, editable: .venv/bin/opbench-compare runs this checkout).
+#   Offline GPU machine (python3 already has torch with CUDA): installs nothing, only checks; the tools run
+#   there as PYTHONPATH=tools python3 -m opbench_tools.<tool> (tools/README.md).
 # Versions come from third_party/versions.env. Prints the python to use as its last line: PYTHON=<path>.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,5 +62,18 @@ if [ ${#missing_py[@]} -gt 0 ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check "${missing_py[@]}" >&2
 else
   say "venv has the tool packages: $PY_TOOL_PACKAGES"
+fi
+# The tools package, editable from this checkout, built with the venv's setuptools (no download). Reinstalled
+# when the venv's copy points at another checkout or lacks a console script that tools/pyproject.toml lists.
+installed_from=$("$venv/bin/python" -c 'import opbench_tools, os; print(os.path.realpath(os.path.dirname(opbench_tools.__file__)))' 2>/dev/null || true)
+scripts_missing=0
+for script in $(sed -n 's/^\(opbench-[a-z-]*\) = .*/\1/p' "$root/tools/pyproject.toml"); do
+  [ -x "$venv/bin/$script" ] || scripts_missing=1
+done
+if [ "$installed_from" != "$(realpath "$root/tools/opbench_tools")" ] || [ "$scripts_missing" = 1 ]; then
+  say "installing the tools package (editable, from $root/tools) into the venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$root/tools" >&2
+else
+  say "venv has the tools package (editable, from $root/tools)"
 fi
 echo "PYTHON=$venv/bin/python"

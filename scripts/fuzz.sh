@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes an input reader with libFuzzer + ASan + UBSan for a bounded time.
-#   tools/fuzz.sh oplog  [SECONDS=60] [libFuzzer flags]   the operator-input log parser (lib/oplog)
-#   tools/fuzz.sh inputs [SECONDS=60] [libFuzzer flags]   targets files and the rows CSV reader
+#   scripts/fuzz.sh oplog  [SECONDS=60] [libFuzzer flags]   the operator-input log parser (lib/oplog)
+#   scripts/fuzz.sh inputs [SECONDS=60] [libFuzzer flags]   targets files and the rows CSV reader
 # Needs clang++ (Debian package: clang). The oplog seeds: the logs in ../shared/data/oplogs
 # (OPBENCH_SHARED_DIR overrides) and a few malformed lines; the inputs seeds: targets/*.json and CSV
 # rows. Work dir (build/fuzz-<target>, FUZZ_DIR overrides) keeps the growing corpus between runs; a
@@ -9,7 +9,7 @@
 # Exits 0 when the time ran out with no finding, non-zero on a crash, leak, timeout or build error.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${1:?usage: tools/fuzz.sh oplog|inputs [SECONDS] [libFuzzer flags]}
+target=${1:?usage: scripts/fuzz.sh oplog|inputs [SECONDS] [libFuzzer flags]}
 shift
 secs=${1:-60}
 shift || true
@@ -19,7 +19,7 @@ work=${FUZZ_DIR:-$root/build/fuzz-$target}
 say() { echo "[fuzz $target] $*" >&2; }
 
 if ! command -v "$cxx" >/dev/null; then
-  say "needs $cxx: install the Debian package 'clang' (tools/setup.sh lists it)"
+  say "needs $cxx: install the Debian package 'clang' (scripts/setup.sh lists it)"
   exit 2
 fi
 mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"

@@ -6,7 +6,7 @@
 # Extra arguments go to bench_ops.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/tools/build.sh" >/dev/null
+"$root/scripts/build.sh" >/dev/null
 build_dir=${BUILD_DIR:-$root/build}
 out=${OPBENCH_RESULTS_DIR:-$root/results/latest}
 mkdir -p "$out"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Configures and builds opbench (Release) into ${BUILD_DIR:-build}. Finds LibTorch through the python
-# that tools/setup.sh chose (the venv on CPU machines, the image's python3 on the GPU machine).
-# Usage: tools/build.sh [extra cmake -D options]     env: BUILD_DIR, PYTHON, JOBS
+# that scripts/setup.sh chose (the venv on CPU machines, the image's python3 on the GPU machine).
+# Usage: scripts/build.sh [extra cmake -D options]     env: BUILD_DIR, PYTHON, JOBS
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build}
 if [ -z "${PYTHON:-}" ]; then
-  PYTHON=$("$root/tools/setup.sh" | sed -n 's/^PYTHON=//p')
+  PYTHON=$("$root/scripts/setup.sh" | sed -n 's/^PYTHON=//p')
 fi
 prefix=$("$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)')
 generator=()
