@@ -1,17 +1,15 @@
 #!/usr/bin/env python3
 """Compares a bench_ops case's median time with Nsight Compute's kernel time.
 
-  ncu_compare.py NCU.csv BENCH_OPS.json CASE
+  ncu_vs_bench_ops.py NCU.csv BENCH_OPS.json CASE
 
 NCU.csv is `ncu --csv --metrics gpu__time_duration.sum ...` output; the figure is the median over
 the profiled kernels. Prints both and the difference of bench_ops from ncu in percent."""
 import csv
 import statistics
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results
-import opbench_results
+from opbench_tools import benchmark_json
 
 SCALE_TO_US = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
 
@@ -23,14 +21,14 @@ def ncu_median_us(path):
             if len(row) > 3 and row[-3] == "gpu__time_duration.sum":
                 values.append(float(row[-1].replace(",", "")) * SCALE_TO_US[row[-2]])
     if not values:
-        sys.exit(f"ncu_compare.py: {path}: no gpu__time_duration.sum rows")
+        sys.exit(f"ncu_vs_bench_ops.py: {path}: no gpu__time_duration.sum rows")
     return statistics.median(values), len(values)
 
 
 def bench_ops_us(path, case):
-    medians = opbench_results.medians_us(path)
+    medians = benchmark_json.medians_us(path)
     if case not in medians:
-        sys.exit(f"ncu_compare.py: {path}: no successful case {case}")
+        sys.exit(f"ncu_vs_bench_ops.py: {path}: no successful case {case}")
     return medians[case]
 
 

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
-#   verify/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
+#   gpu_checks/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
 #                                    collective; models models_py timers selftest (not in the default list: minutes each);
 #                                    tune (verify/tune: every GEMV and norm configuration), kernel_tests (the GPU
 #                                    tests of the own kernels and the decode step, without the rest of ctest),
 #                                    vs_inductor (ROUNDS alternating rounds of the own kernels and torch.compile,
-#                                    the median table of verify/vs_inductor.py)
+#                                    the median table of gpu_checks/own_kernels_vs_inductor.py)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# The tools package (tools/opbench_tools) runs from the checkout: python3 -m opbench_tools.<tool>, no pip.
+export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
 out=${RESULTS:-$root/results/$gpu}
 mkdir -p "$out"
@@ -23,10 +25,10 @@ wall() { local start; start=$(date +%s.%N); "$@"; local rc=$?
 # ninja would skip changed sources: every source whose content changed since the last build is touched.
 step_build() {
   local sums=build/.source_sums
-  find CMakeLists.txt app lib benchmarks reporters instr tests third_party -type f -print0 2>/dev/null | sort -z |
+  find CMakeLists.txt app lib benchmarks kernels replay reporters instr tests third_party -type f -print0 2>/dev/null | sort -z |
     xargs -0 sha1sum >"$out/.source_sums.new"
   [ -f "$sums" ] && diff "$sums" "$out/.source_sums.new" | sed -n 's/^> [0-9a-f]*  //p' | xargs -r touch
-  JOBS=16 bash tools/build.sh >"$out/build.log" 2>&1 || { log "build failed"; tail -40 "$out/build.log"; exit 1; }
+  JOBS=16 bash scripts/build.sh >"$out/build.log" 2>&1 || { log "build failed"; tail -40 "$out/build.log"; exit 1; }
   mv "$out/.source_sums.new" "$sums"
 }
 step_ctest() {  # the fuzz test needs clang, which the GPU image does not have
@@ -41,7 +43,7 @@ step_kernel_tests() {
   grep -E "^\[  FAILED" "$out/kernel_tests.log" >&2
 }
 step_sweep() {  # the default sweep (or SWEEP_FILTER's cases), with experiment rows for this GPU's targets
-  OPBENCH_RESULTS_DIR="$out/sweep" wall bash tools/run.sh ${SWEEP_FILTER:+--benchmark_filter="$SWEEP_FILTER"} \
+  OPBENCH_RESULTS_DIR="$out/sweep" wall bash scripts/run.sh ${SWEEP_FILTER:+--benchmark_filter="$SWEEP_FILTER"} \
     >"$out/sweep.txt" 2>&1
 }
 step_seed() {  # LayerNorm bf16 alone, then the seed's four families (aten), process start included
@@ -51,46 +53,46 @@ step_seed() {  # LayerNorm bf16 alone, then the seed's four families (aten), pro
     --output "$out/gpt_fast_benchmark.csv" >"$out/seed_aten.txt" 2>&1
 }
 step_eager() {
-  python3 verify/eager_reference.py --family layer_norm --family gemv --family gather_gemv --family mlp \
+  python3 gpu_checks/eager_timings.py --family layer_norm --family gemv --family gather_gemv --family mlp \
     --compare "$out/seed_aten.json" --json "$out/eager.json" 2>&1 | tee -a "$out/session.log"
 }
 step_ncu() {
   ncu --clock-control none --metrics gpu__time_duration.sum -k regex:layer_norm --launch-count 20 --csv \
     $bench --benchmark_filter='LayerNorm/bf16/4096x8192/aten$' --opbench_max_time=0.5 >"$out/ncu_layer_norm.csv" 2>&1
-  python3 verify/ncu_compare.py "$out/ncu_layer_norm.csv" "$out/seed_aten.json" LayerNorm/bf16/4096x8192/aten \
+  python3 gpu_checks/ncu_vs_bench_ops.py "$out/ncu_layer_norm.csv" "$out/seed_aten.json" LayerNorm/bf16/4096x8192/aten \
     2>&1 | tee -a "$out/session.log"
 }
 step_compile() {  # torch.compile (inductor) and eager beside the own kernels, same timing method
-  python3 verify/compile_reference.py --json "$out/compile.json" --compare "$out/sweep/bench_ops.json" \
+  python3 gpu_checks/torch_compile_timings.py --json "$out/compile.json" --compare "$out/sweep/bench_ops.json" \
     >"$out/compile.txt" 2>&1
   log "compile reference rc $?: $(tail -1 "$out/compile.txt")"
 }
-step_vs_inductor() {  # ROUNDS (default 3) alternating rounds of bench_ops and compile_reference, then the median table
+step_vs_inductor() {  # ROUNDS (default 3) alternating rounds of bench_ops and torch_compile_timings, then the median table
   local dir="$out/vs_inductor" i
   local filter='^(Ceiling/bf16/[0-9]+x[0-9]+/(read|write|copy)|(LayerNorm|RMSNorm)/bf16/4096x|(Gemv|GatherGemv)/(bf16|int8)/)'
   for i in $(seq "${ROUNDS:-3}"); do
     mkdir -p "$dir/round$i"
     wall $bench --benchmark_filter="$filter" --benchmark_out="$dir/round$i/bench_ops.json" \
       --benchmark_out_format=json >"$dir/round$i/bench_ops.txt" 2>&1
-    wall python3 verify/compile_reference.py --json "$dir/round$i/compile.json" >"$dir/round$i/compile.txt" 2>&1
+    wall python3 gpu_checks/torch_compile_timings.py --json "$dir/round$i/compile.json" >"$dir/round$i/compile.txt" 2>&1
   done
-  python3 verify/vs_inductor.py "$dir"/round* --markdown "$dir/table.md" | tail -12 >&2
+  python3 gpu_checks/own_kernels_vs_inductor.py "$dir"/round* --markdown "$dir/table.md" | tail -12 >&2
 }
 step_graph() {
   wall $bench --opbench_timer=graph --benchmark_filter='^(LayerNorm/bf16|Gemv|GatherGemv)/' \
     --benchmark_out="$out/graph.json" --benchmark_out_format=json >"$out/graph.txt" 2>&1
 }
 step_aa() {  # one build against itself, one process per repetition: must find no regression
-  python3 tools/compare.py --binaries $bench $bench --filter '^(LayerNorm/bf16|Gemv/bf16)/' --repetitions 10 \
+  python3 -m opbench_tools.compare --binaries $bench $bench --filter '^(LayerNorm/bf16|Gemv/bf16)/' --repetitions 10 \
     --out-dir "$out/aa" --markdown "$out/aa_compare.md" >"$out/aa_compare.txt" 2>&1
-  python3 tools/gate.py "$out/aa/old.json" "$out/aa/new.json" >"$out/aa_gate.txt" 2>&1
+  python3 -m opbench_tools.gate "$out/aa/old.json" "$out/aa/new.json" >"$out/aa_gate.txt" 2>&1
   log "A/A gate rc $? ($(tail -1 "$out/aa_gate.txt"))"
 }
 step_trace() {
   $bench --benchmark_filter='^(MLP/bf16/4096|LayerNorm/bf16/4096x8192)/aten$' --opbench_trace "$out/traces" \
     --benchmark_out="$out/trace_cases.json" --benchmark_out_format=json >"$out/trace_cases.txt" 2>&1
-  python3 verify/profile_reference.py "$out/traces/python_mlp.trace.json" >>"$out/session.log" 2>&1
-  python3 verify/trace_crosscheck.py "$out/traces" "$out/trace_cases.json" >"$out/trace_check.txt" 2>&1
+  python3 gpu_checks/python_profiler_trace.py "$out/traces/python_mlp.trace.json" >>"$out/session.log" 2>&1
+  python3 gpu_checks/gpu_util_crosscheck.py "$out/traces" "$out/trace_cases.json" >"$out/trace_check.txt" 2>&1
   log "trace cross-check rc $?: $(tail -1 "$out/trace_check.txt")"
 }
 step_rows() {  # experiment rows with this GPU's targets (issue 3's acceptance command)
@@ -103,7 +105,7 @@ step_models() {  # whole-model decode (issue 12): the read ceiling first, then L
   tail -25 "$out/models.txt" >&2
 }
 step_models_py() {  # the same models in PyTorch, eager and torch.compile(mode="reduce-overhead"), same call
-  wall python3 verify/model_reference.py --json "$out/models_python.json" --compare "$out/models.json" \
+  wall python3 gpu_checks/decode_models_pytorch.py --json "$out/models_python.json" --compare "$out/models.json" \
     >"$out/models_python.txt" 2>&1
   tail -20 "$out/models_python.txt" >&2
 }
@@ -119,7 +121,7 @@ step_timers() {  # issue 17: cupti, events and graph against ncu's kernel time, 
     ncu --clock-control none --metrics gpu__time_duration.sum -k regex:'gemv_vector|vector_kernel|two_pass_kernel' --launch-skip 5 \
       --launch-count 50 --csv $bench --benchmark_filter="^$c\$" --opbench_max_time=0.3 >"$out/ncu_${c//\//_}.csv" 2>&1
   done
-  python3 verify/timers_vs_ncu.py "$out" --json "$out/timers_vs_ncu.json" | tee "$out/timers_vs_ncu.md" >&2
+  python3 gpu_checks/timers_vs_ncu.py "$out" --json "$out/timers_vs_ncu.json" | tee "$out/timers_vs_ncu.md" >&2
 }
 step_ncu_spin() {  # issue 17: what ncu's gpu__time_duration reads for kernels of known length (5, 20, 100 us)
   ncu --clock-control none --metrics gpu__time_duration.sum -k regex:spin_kernel --csv \
@@ -137,15 +139,15 @@ PY
   grep "spin .* cupti" "$out/cupti_spin.txt" >&2
 }
 step_selftest() {  # issue 17: the gate's false alarms and detection of an injected 5% slowdown, 20 rounds
-  wall python3 tools/gate_selftest.py --binary $bench --rounds "${SELFTEST_ROUNDS:-20}" --jobs 4 --slowdown 5 \
+  wall python3 -m opbench_tools.gate_selftest --binary $bench --rounds "${SELFTEST_ROUNDS:-20}" --jobs 4 --slowdown 5 \
     ${SELFTEST_BUDGET_S:+--time-budget "$SELFTEST_BUDGET_S"} \
     --filter '^(LayerNorm/bf16/4096x8192|RMSNorm/bf16/4096x16384|Gemv/bf16/16384)/cuda$' \
     --out-dir /tmp/gate_selftest --json "$out/gate_selftest.json" >"$out/gate_selftest.txt" 2>"$out/gate_selftest.log"
   cat "$out/gate_selftest.txt" >&2
 }
 step_collective() {  # issue 16, builds nothing: the Collective family over NCCL on this GPU as a world of one,
-  export OPBENCH_COLLECTIVE_NCCL=1   # opt-in: its first GPU run crashed (benchmarks/collective/communicator.cpp)
-                     # the same launched by torchrun (env rendezvous through its agent), a shard.py sweep
+  export OPBENCH_COLLECTIVE_NCCL=1   # NCCL on a GPU is opt-in (benchmarks/collective/communicator.cpp says why)
+                     # the same launched by torchrun (env rendezvous through its agent), an opbench-shard sweep
   wall $bench --benchmark_filter=Collective/ --benchmark_out="$out/collective_n1.json" --benchmark_out_format=json \
     --output "$out/collective_rows.csv" >"$out/collective_n1.txt" 2>&1
   log "collective, world of one: rc $?, $(grep -c '^Collective/' "$out/collective_n1.txt") case lines, $(grep -c 'skipped' "$out/collective_n1.txt") skipped"
@@ -160,9 +162,9 @@ step_collective() {  # issue 16, builds nothing: the Collective family over NCCL
   else
     log "collective under torchrun: no torchrun here; not run"
   fi
-  wall python3 tools/shard.py -- --benchmark_filter='^(Ceiling/.*/read(_cuda)?|LayerNorm/bf16|Collective/bf16)/' \
+  wall python3 -m opbench_tools.shard -- --benchmark_filter='^(Ceiling/.*/read(_cuda)?|LayerNorm/bf16|Collective/bf16)/' \
     --output "$out/shard_rows.csv" --benchmark_out="$out/shard.json" >"$out/shard.txt" 2>&1
-  log "shard.py over this host's GPUs: rc $?; $(grep '^shard.py: shard' "$out/shard.txt" | tr '\n' ' ')"
+  log "opbench-shard over this host's GPUs: rc $?; $(grep '^opbench-shard: shard' "$out/shard.txt" | tr '\n' ' ')"
   tail -14 "$out/collective_n1.txt" >&2
 }
 step_replay() {

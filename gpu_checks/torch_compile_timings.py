@@ -4,22 +4,21 @@
 gpt-fast's micro-benchmark functions (layer_norm, rms_norm as Llama writes it, gemv and gather_gemv in
 bf16 and int8), each run eager and compiled with torch.compile(dynamic=False) and
 torch._inductor.config.coordinate_descent_tuning = True (gpt-fast's settings), timed with
-eager_reference's method: the stream held, the same read flush of 2x L2, events, median.
+eager_timings.py's method: the stream held, the same read flush of 2x L2, events, median.
 
-  compile_reference.py --json out.json [--compare bench_ops.json] [--dims 1024,4096,8192,16384]
+  torch_compile_timings.py --json out.json [--compare bench_ops.json] [--dims 1024,4096,8192,16384]
 
 --compare puts each case's own kernel (`cuda` backend), ATen (`aten`), eager and inductor side by side,
 with GB/s (bytes as bench_ops counts them) and the own kernel's time vs inductor's.
 """
 import argparse
 import json
-import pathlib
 import sys
 
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from eager_reference import Flush, opbench_results, random_weights, time_eager  # noqa: E402
+from eager_timings import Flush, random_weights, time_eager
+from opbench_tools import benchmark_json
 
 
 def layer_norm(x, w, b):
@@ -55,7 +54,7 @@ def cases(dims):
 
 
 def compare_table(ours_path, rows):
-    ours = opbench_results.medians_us(ours_path)
+    ours = benchmark_json.medians_us(ours_path)
     print(f"{'case':28} {'cuda us':>8} {'aten us':>8} {'eager us':>8} {'induct us':>9} "
           f"{'cuda GB/s':>9} {'ind GB/s':>8} {'cuda vs ind':>11}")
     for name, nbytes, eager_us, inductor_us in rows:
@@ -76,7 +75,7 @@ def main():
     parser.add_argument("--samples", type=int, default=200)
     args = parser.parse_args()
     if not torch.cuda.is_available():
-        sys.exit("compile_reference.py: needs a CUDA device")
+        sys.exit("torch_compile_timings.py: needs a CUDA device")
     import torch._inductor.config as inductor_config
     inductor_config.coordinate_descent_tuning = True
     flush, record, rows = Flush(), {}, []

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Records a Chrome trace of a small bf16 MLP (matmuls + LayerNorm) with PyTorch's Python profiler,
-so that tools/trace_util and verify/seed_gpu_util.py can be checked on a trace that bench_ops did not
-write.  Usage: profile_reference.py OUT.trace.json"""
+so that opbench-trace and gpu_util_seed_algorithm.py can be checked on a trace that bench_ops did not
+write.  Usage: python_profiler_trace.py OUT.trace.json"""
 import sys
 
 import torch

@@ -8,14 +8,13 @@ greedy new tokens, wall time of a whole generation with the device synchronized,
 generations. int8: y = (x . W^T) * scales with W int8 per output row (gpt-fast's WeightOnlyInt8Linear);
 experts: the two chosen experts' weights gathered (gpt-fast's ConditionalFeedForward).
 
-  verify/model_reference.py [--model llama2_7b_bf16 ...] [--backend eager|compile ...] [--layers N]
+  gpu_checks/decode_models_pytorch.py [--model llama2_7b_bf16 ...] [--backend eager|compile ...] [--layers N]
                             [--json OUT] [--compare bench_ops.json]
   --config tiny --device cpu runs the tiny configurations (CI checks the script and its byte count).
 """
 import argparse
 import json
 import math
-import pathlib
 import statistics
 import sys
 import time
@@ -23,8 +22,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results
-import opbench_results  # noqa: E402
+from opbench_tools import benchmark_json
 
 CONFIGS = {  # as benchmarks/decode/model.cpp
     "7b": dict(dim=4096, n_layers=32, n_heads=32, n_kv_heads=32, ffn=11008, vocab=32000, experts=0, top_k=0,
@@ -226,7 +224,7 @@ def bench_ops_figures(path):
             streams.append((name, b.get("bytes"), b["GB/s"]))
         if "items/s" in b:
             cases[name] = b
-    return cases, opbench_results.stream_curves(streams).get("read", {})
+    return cases, benchmark_json.stream_curves(streams).get("read", {})
 
 
 def compare(results, path):
@@ -240,7 +238,7 @@ def compare(results, path):
                 if k.startswith(prefix)]
         rows += [(r["backend"], r["tok_s"], r["gbps"], r["model_GB"]) for r in results if r["model"] == name]
         for backend, tok_s, gbps, model_gb in rows:
-            ceiling = opbench_results.stream_gbps_at(read, model_gb * 1e9 if model_gb else largest) if read else None
+            ceiling = benchmark_json.stream_gbps_at(read, model_gb * 1e9 if model_gb else largest) if read else None
             bound = 100 * gbps / ceiling if ceiling else float("nan")
             print(f"{name:<20}{backend:<34}{tok_s:>9.1f}{gbps:>9.0f}{bound:>7.1f}%")
 

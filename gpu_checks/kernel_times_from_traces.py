@@ -1,23 +1,21 @@
 #!/usr/bin/env python3
 """Per-kernel GPU time of bench_ops --opbench_trace traces: for each *.trace.json in a folder (read with
-tools/trace_util), the kernels grouped by name (launches, mean microseconds, share of the summed kernel
+opbench-trace), the kernels grouped by name (launches, mean microseconds, share of the summed kernel
 time), largest first.
 With programmatic launches a kernel's span includes its wait for the kernel before: read the
 graph_serial backend's trace for kernel times.
-    verify/trace_kernels.py TRACE_DIR [--top N]"""
+    gpu_checks/kernel_times_from_traces.py TRACE_DIR [--top N]"""
 import argparse
 import collections
 import glob
 import os
-import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
-import trace_util  # noqa: E402  (loading, gzip and the event list, with one-line errors)
+from opbench_tools import trace_events  # loading, gzip and the event list, with one-line errors
 
 
 def kernel_table(path, top):
-    events = [e for e in trace_util.trace_events(trace_util.load_trace(path), path)
+    events = [e for e in trace_events.trace_events(trace_events.load_trace(path), path)
               if isinstance(e, dict) and e.get("cat") == "kernel"]
     if not events:
         return f"{os.path.basename(path)}: no kernel events"
@@ -38,11 +36,11 @@ def main():
     args = ap.parse_args()
     paths = sorted(glob.glob(os.path.join(args.trace_dir, "*.trace.json")))
     if not paths:
-        sys.exit(f"trace_kernels: no *.trace.json in {args.trace_dir}")
+        sys.exit(f"kernel_times_from_traces: no *.trace.json in {args.trace_dir}")
     try:
         print("\n".join(kernel_table(p, args.top) for p in paths))
-    except trace_util.TraceError as e:
-        sys.exit(f"trace_kernels: {e}")
+    except trace_events.TraceError as e:
+        sys.exit(f"kernel_times_from_traces: {e}")
 
 
 if __name__ == "__main__":

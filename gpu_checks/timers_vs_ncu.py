@@ -2,26 +2,23 @@
 """Kernel-only timing against Nsight Compute: one table of the same cases under bench_ops' events,
 graph and cupti timers and ncu's gpu__time_duration (median over the profiled launches).
 
-  verify/timers_vs_ncu.py DIR [--json OUT]
+  gpu_checks/timers_vs_ncu.py DIR [--json OUT]
 
 DIR holds timers_<events|graph|cupti>.json (bench_ops --opbench_timer=...) and ncu_<case with / as _>.csv
-(`ncu --csv --metrics gpu__time_duration.sum`, one file per case), as verify/gpu_session.sh's `timers` step
+(`ncu --csv --metrics gpu__time_duration.sum`, one file per case), as gpu_session.sh's `timers` step
 writes them. Prints a markdown table: times in us, and each timer's difference from ncu in percent."""
 import argparse
 import json
 import pathlib
-import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))
-import opbench_results  # noqa: E402
-from ncu_compare import ncu_median_us  # noqa: E402
+from ncu_vs_bench_ops import ncu_median_us
+from opbench_tools import benchmark_json
 
 TIMERS = ("cupti", "events", "graph")
 
 
 def counters(path, case, names):
-    for b in opbench_results.read_json(str(path))["benchmarks"]:
+    for b in benchmark_json.read_json(str(path))["benchmarks"]:
         if b["name"] == case:
             return {n: b.get(n) for n in names}
     return {}
@@ -33,7 +30,7 @@ def main():
     ap.add_argument("--json")
     args = ap.parse_args()
     d = pathlib.Path(args.dir)
-    times = {t: opbench_results.medians_us(str(d / f"timers_{t}.json")) for t in TIMERS}
+    times = {t: benchmark_json.medians_us(str(d / f"timers_{t}.json")) for t in TIMERS}
     rows = []
     for csv in sorted(d.glob("ncu_*.csv")):
         case = csv.stem[len("ncu_"):].replace("_", "/")

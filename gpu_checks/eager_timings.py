@@ -6,7 +6,7 @@ blocking kernel does), read a buffer of 2x L2 (bench_ops' flush is a read too: L
 lines, never dirty ones the timed op would pay to write back), record a start event, run the op, record
 a stop event, synchronize. The figure is the median over --samples samples.
 
-  eager_reference.py --family layer_norm --json out.json [--compare bench_ops.json] [--tolerance-pct 3]
+  eager_timings.py --family layer_norm --json out.json [--compare bench_ops.json] [--tolerance-pct 3]
 
 --compare reads a bench_ops JSON (Google Benchmark format) and prints bench_ops vs eager per case;
 exit 1 when any case differs by more than the tolerance.
@@ -15,13 +15,11 @@ import argparse
 import ctypes
 import json
 import statistics
-import pathlib
 import sys
 
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results
-import opbench_results
+from opbench_tools import benchmark_json
 
 
 class Flush:
@@ -121,7 +119,7 @@ def main():
     parser.add_argument("--tolerance-pct", type=float, default=3.0)
     args = parser.parse_args()
     if not torch.cuda.is_available():
-        sys.exit("eager_reference.py: needs a CUDA device")
+        sys.exit("eager_timings.py: needs a CUDA device")
     flush = Flush()
     eager = {}
     for family in args.family:
@@ -134,7 +132,7 @@ def main():
             json.dump(record, f, indent=1)
     worst = 0.0
     if args.compare:
-        ours = opbench_results.medians_us(args.compare)
+        ours = benchmark_json.medians_us(args.compare)
         print(f"{'case':36} {'bench_ops us':>12} {'eager us':>10} {'diff %':>7}")
         for name, eager_us in eager.items():
             if name not in ours:

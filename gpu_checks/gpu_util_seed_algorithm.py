@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cross-check for tools/trace_util.py: a literal re-implementation of the GPU busy-time
+"""Cross-check for opbench-trace (tools/opbench_tools/trace_util.py): a literal re-implementation of the GPU busy-time
 computation of PyTorch's torch/_functorch/benchmark_utils.py (compute_utilization).
 
 Independent code, same steps and quirks as the seed, no validation at all:
@@ -14,7 +14,7 @@ Independent code, same steps and quirks as the seed, no validation at all:
   6. utilizations = busy / (seconds * 1e6), only when --total-s is given
 
 Only addition: gzip input is read (detected by content).  Prints full-precision floats.
-Usage: verify/seed_gpu_util.py TRACE [--total-s SECONDS]
+Usage: gpu_checks/gpu_util_seed_algorithm.py TRACE [--total-s SECONDS]
 """
 import gzip
 import json

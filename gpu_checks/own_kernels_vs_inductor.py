@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The speed-of-light acceptance table: own kernels against torch.compile, over alternating rounds.
 
-  vs_inductor.py ROUND_DIR [ROUND_DIR ...] [--markdown OUT.md]
+  own_kernels_vs_inductor.py ROUND_DIR [ROUND_DIR ...] [--markdown OUT.md]
 
 Each ROUND_DIR holds one round of gpu_session.sh's vs_inductor step: bench_ops.json (bench_ops, the
-cases below and the Ceiling rows) and compile.json (compile_reference.py), run one after the other.
+cases below and the Ceiling rows) and compile.json (torch_compile_timings.py), run one after the other.
 A case's time moves from one process to the next by more than the gaps judged here (2026-11-24, between
 rounds of one call: up to 4.3% for the own kernels, up to 48% for inductor's), so the rounds alternate
 the two processes and each figure is the median over the rounds.
@@ -17,7 +17,7 @@ holds it (lib/opbench/work.h, StreamCurve: the Ceiling streams run at 16 MiB to 
 kind and size kept, sizes between interpolated), the median over the rounds; beside it the share of the
 largest stream (1 GiB), which a case of fewer bytes cannot reach (a stream's fixed cost). Own vs inductor
 (inductor / own - 1 of the medians: + means the own kernel is faster) and its range over the rounds.
-Then the issue's criteria, each met or not with its figure:
+Then the acceptance criteria, each met or not with its figure:
   - own >= inductor at D >= 4096, within 5% at D = 1024;
   - GEMVs at D = 16384 >= 95% of read; norms at D >= 8192 >= 90% of copy.
 Exit status 0 with the table; 2 with one line naming the file on unusable input.
@@ -25,13 +25,11 @@ Exit status 0 with the table; 2 with one line naming the file on unusable input.
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import statistics
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results
-import opbench_results  # noqa: E402
+from opbench_tools import benchmark_json
 
 DIMS = (1024, 4096, 8192, 16384)
 CEILING = "Ceiling/bf16/32768x16384/"   # the 1 GiB streams
@@ -53,11 +51,11 @@ def case_names():
 def read_round(folder: pathlib.Path):
     """({bench_ops case: (us, bytes)}, {compile case: us}) of one round; InputError naming the file."""
     bench_path, compile_path = folder / "bench_ops.json", folder / "compile.json"
-    ours = {name: (opbench_results.real_time_us(b), b.get("bytes"))
-            for name, b in opbench_results.successful_iterations(str(bench_path)).items()}
-    compiled = opbench_results.parse_json_file(str(compile_path))
+    ours = {name: (benchmark_json.real_time_us(b), b.get("bytes"))
+            for name, b in benchmark_json.successful_iterations(str(bench_path)).items()}
+    compiled = benchmark_json.parse_json_file(str(compile_path))
     if not isinstance(compiled, dict) or not isinstance(compiled.get("median_us"), dict):
-        raise opbench_results.InputError(f"{compile_path}: expected compile_reference.py's JSON (a 'median_us' object)")
+        raise benchmark_json.InputError(f"{compile_path}: expected torch_compile_timings.py's JSON (a 'median_us' object)")
     return ours, compiled["median_us"]
 
 
@@ -68,13 +66,13 @@ def median_of(rounds, pick):
 
 def ceilings(rounds):
     """[{'read'|'write'|'copy': {bytes: GB/s}}] a round: each kind's fastest stream of each size."""
-    return [opbench_results.stream_curves((name, nbytes, nbytes / us / 1e3) for name, (us, nbytes) in r[0].items()
+    return [benchmark_json.stream_curves((name, nbytes, nbytes / us / 1e3) for name, (us, nbytes) in r[0].items()
                                           if us and nbytes) for r in rounds]
 
 
 def ceiling_gbps(curves, kind, nbytes):
     """The median over the rounds of the `kind` stream's GB/s at `nbytes` (None where none ran)."""
-    values = [opbench_results.stream_gbps_at(c.get(kind, {}), nbytes) for c in curves]
+    values = [benchmark_json.stream_gbps_at(c.get(kind, {}), nbytes) for c in curves]
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
 
@@ -177,8 +175,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         rounds = [read_round(pathlib.Path(folder)) for folder in args.rounds]
-    except opbench_results.InputError as error:
-        print(f"vs_inductor.py: {error}", file=sys.stderr)
+    except benchmark_json.InputError as error:
+        print(f"own_kernels_vs_inductor.py: {error}", file=sys.stderr)
         return 2
     text = table(rounds)
     sys.stdout.write(text)

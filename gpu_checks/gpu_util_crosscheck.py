@@ -1,18 +1,16 @@
 #!/usr/bin/env python3
 """Cross-checks GPU-utilization figures on recorded traces (issue 7's acceptance):
-  - on every trace: tools/trace_util's busy and mm-busy time against the seed algorithm
-    (verify/seed_gpu_util.py), seed patterns, to the microsecond;
+  - on every trace: opbench-trace's (opbench_tools.trace_util) busy and mm-busy time against the seed algorithm
+    (gpu_util_seed_algorithm.py), seed patterns, to the microsecond;
   - on bench_ops traces: bench_ops' own trace_busy_us / trace_mm_busy_us counters against trace_util
     (today's mm patterns, which bench_ops uses).
-  trace_crosscheck.py TRACE_DIR [BENCH_OPS.json]      exit 1 when any figure differs by >= 1 us"""
+  gpu_util_crosscheck.py TRACE_DIR [BENCH_OPS.json]      exit 1 when any figure differs by >= 1 us"""
 import json
 import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tools"))   # opbench_results, trace_util
-import seed_gpu_util  # noqa: E402
-import trace_util  # noqa: E402
+import gpu_util_seed_algorithm as seed
+from opbench_tools import trace_util
 
 
 def main():
@@ -28,7 +26,7 @@ def main():
     print(f"{'trace':44} {'check':22} {'ours us':>12} {'other us':>12} {'diff us':>9}")
     for path in traces:
         ours = trace_util.analyze_file(str(path))
-        seed_busy, seed_mm = seed_gpu_util.seed_figures(seed_gpu_util.read_events(str(path)))[:2]
+        seed_busy, seed_mm = seed.seed_figures(seed.read_events(str(path)))[:2]
         rows = [("busy vs seed", ours.busy_us, seed_busy), ("mm busy vs seed", ours.mm_busy_us, seed_mm)]
         if path.name in counters:
             modern = trace_util.analyze_file(str(path), mm_patterns=trace_util.SEED_MM_PATTERNS +
