@@ -63,8 +63,13 @@ if [ ${#missing_py[@]} -gt 0 ]; then
 else
   say "venv has the tool packages: $PY_TOOL_PACKAGES"
 fi
-# The tools package, editable from this checkout, built with the venv's setuptools (no download). Reinstalled
-# when the venv's copy points at another checkout or lacks a console script that tools/pyproject.toml lists.
+# The tools package, editable from this checkout, built with the venv's setuptools (no download: the venv of
+# Debian bookworm's Python 3.11 has setuptools 65; one without setuptools >= 64 gets the pinned version).
+# Reinstalled when the venv's copy points at another checkout or lacks a console script of tools/pyproject.toml.
+if ! "$venv/bin/python" -c 'import setuptools, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 64)' 2>/dev/null; then
+  say "installing setuptools==$SETUPTOOLS_VERSION into the venv (it builds the tools package)"
+  "$venv/bin/pip" install -q --disable-pip-version-check "setuptools==$SETUPTOOLS_VERSION" >&2
+fi
 installed_from=$("$venv/bin/python" -c 'import opbench_tools, os; print(os.path.realpath(os.path.dirname(opbench_tools.__file__)))' 2>/dev/null || true)
 scripts_missing=0
 for script in $(sed -n 's/^\(opbench-[a-z-]*\) = .*/\1/p' "$root/tools/pyproject.toml"); do
