@@ -43,7 +43,7 @@ class Flush:
 
 
 # GPU cycles of the hold before each sample: ~1 ms, longer than a compiled function's Python dispatch
-# (100 us was not always: inductor's 1024-wide cases once read 5x slow).
+# (with a 100 us hold, inductor's 1024-wide cases can read 5x slow).
 HOLD_CYCLES = 2_000_000
 
 

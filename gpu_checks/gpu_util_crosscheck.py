@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Cross-checks GPU-utilization figures on recorded traces (issue 7's acceptance):
-  - on every trace: opbench-trace's (opbench_tools.trace_util) busy and mm-busy time against the seed algorithm
-    (gpu_util_seed_algorithm.py), seed patterns, to the microsecond;
-  - on bench_ops traces: bench_ops' own trace_busy_us / trace_mm_busy_us counters against trace_util
+"""Cross-checks GPU-utilization figures on recorded traces:
+  - on every trace: opbench-trace's (opbench_tools.trace_util) busy and mm-busy time against the seed
+    algorithm (gpu_util_seed_algorithm.py), seed patterns, to the microsecond;
+  - on bench_ops traces: bench_ops' own trace_busy_us / trace_mm_busy_us counters against opbench-trace
     (today's mm patterns, which bench_ops uses).
   gpu_util_crosscheck.py TRACE_DIR [BENCH_OPS.json]      exit 1 when any figure differs by >= 1 us"""
 import json

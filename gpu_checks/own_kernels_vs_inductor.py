@@ -5,8 +5,8 @@
 
 Each ROUND_DIR holds one round of gpu_session.sh's vs_inductor step: bench_ops.json (bench_ops, the
 cases below and the Ceiling rows) and compile.json (torch_compile_timings.py), run one after the other.
-A case's time moves from one process to the next by more than the gaps judged here (2026-11-24, between
-rounds of one call: up to 4.3% for the own kernels, up to 48% for inductor's), so the rounds alternate
+A case's time moves from one process to the next by more than the gaps judged here (between rounds of
+one call: up to 4.3% for the own kernels, up to 48% for inductor's), so the rounds alternate
 the two processes and each figure is the median over the rounds.
 
 Per case (LayerNorm and RMSNorm bf16 4096 x D; Gemv and GatherGemv bf16 and int8 D x D; D = 1024, 4096,
