@@ -203,7 +203,7 @@ opbench flags:
                               clock (default 0.75, nvbench's; 0: keep every sample); a case with
                               over 5% discarded is flagged THROTTLED (label, summary, compare, gate)
   --opbench_inject_slowdown=PCT[:REGEX]
-                              for the gate's self-test only (tools/gate_selftest.py): time each case
+                              for the gate's self-test only (opbench-gate-selftest): time each case
                               (matching REGEX) as usual, then again with PCT% of that time added to
                               every iteration; labelled INJECTED_SLOWDOWN and never on by default
   --opbench_max_noise=F       stop a case once the relative noise of its median < F (default
@@ -219,9 +219,9 @@ opbench flags:
   --opbench_trace DIR         after timing a case, record --opbench_trace_iters=N (default 20)
                               iterations with the profiler to DIR/<case>.trace.json and report
                               gpu_util and mm_util (busy / wall time of the same N iterations
-                              run without the profiler); analyze any trace with tools/trace_util
+                              run without the profiler); analyze any trace with opbench-trace
 
-Several processes (README "Several GPUs"; tools/shard.py runs a sharded sweep, one process per GPU):
+Several processes (README "Several GPUs"; opbench-shard runs a sharded sweep, one process per GPU):
   --opbench_shard=I/N         run share I of N of the selected cases: balanced by expected time, every
                               experiment's cases in one share, the Ceiling cases in each; every shard
                               computes the same split

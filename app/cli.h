@@ -27,7 +27,7 @@ struct CliOptions {
   std::optional<std::string> gpu_lock;   // --opbench_gpu_lock FILE: measure only while holding its lock
   std::optional<Shard> shard;            // --opbench_shard=I/N: this process runs share I of N (split.h)
   std::optional<std::string> shard_times;   // --opbench_shard_times FILE.json: a previous run's times
-  std::optional<std::string> run_id;     // --opbench_run_id: the run id the rows carry (tools/shard.py
+  std::optional<std::string> run_id;     // --opbench_run_id: the run id the rows carry (opbench-shard
                                          // gives its shards one); default: a new one
   std::vector<std::string> passthrough;   // argv[0] and every flag not ours, in order
 };

@@ -1,5 +1,5 @@
 // How the cases a filter selected are split among processes, decided before anything runs:
-//  - a shard of a sharded sweep (--opbench_shard=I/N; tools/shard.py runs the N processes, one per GPU):
+//  - a shard of a sharded sweep (--opbench_shard=I/N; opbench-shard runs the N processes, one per GPU):
 //    the selected cases are cut into N shares balanced by expected time (greedy, longest first), every
 //    experiment's cases in one share so that its row is complete, and the Ceiling cases in every
 //    non-empty share (each process measures the ceilings of its own device). The plan depends only on

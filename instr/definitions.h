@@ -1,6 +1,7 @@
 // The instruction-count registry: small LibTorch statements, each with its setup, measured by
-// bench_instr under callgrind (instr/measure.cpp). Definitions live in instr/definitions.cpp, one
-// table entry each.
+// bench_instr under callgrind (instr/measure.cpp). Definitions live in tables, one entry each: the
+// plain ATen statements in instr/definitions.cpp, the torch::nn / torch::optim ones in
+// instr/nn_definitions.cpp.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -55,7 +56,10 @@ struct Definition {
   int iters = 0;                          // measured iterations per repeat; 0: the default
 };
 
+// Every definition: definitions.cpp's table, then nn_definitions(); labels checked unique, [a-z0-9_].
 const std::vector<Definition>& definitions();
+// The table of nn_definitions.cpp (nn modules, few-op graphs, training steps).
+std::vector<Definition> nn_definitions();
 const Definition* find_definition(const std::string& label);
 
 // "fwd", "fwdbwd" or both, by the definition's Autograd.

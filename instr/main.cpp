@@ -1,5 +1,6 @@
 // bench_instr: the instruction-count worker. Each definition is measured in its own process; the
-// pool runner (tools/instr_counts.py) drives them and turns the callgrind dumps into results JSON.
+// pool runner (opbench-instr, tools/opbench_tools/instr_*.py) drives them and turns the callgrind dumps
+// into results JSON.
 //
 //   bench_instr --list [--json]
 //   bench_instr --run LABEL [--variant fwd|fwdbwd] [--threads 1,2] [--iters N] [--repeats R]
@@ -46,7 +47,7 @@ const char* kUsage =
     "       bench_instr --serve      (fork server: one tab-separated --run command per stdin line)\n"
     "One definition per process. Under callgrind (valgrind --tool=callgrind --instr-atstart=no\n"
     "--collect-atstart=no) it dumps one callgrind profile per measured loop; natively it times\n"
-    "the loop. The whole set, in a worker pool, with results JSON: tools/instr_counts.py run.\n";
+    "the loop. The whole set, in a worker pool, with results JSON: opbench-instr run.\n";
 
 std::string torch_version() {
   return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +

@@ -11,7 +11,8 @@
 // valgrind's uninstrumented speed (several times faster than callgrind's).
 // Callgrind's collection state is per thread, so the counts are the calling thread's instructions:
 // the framework overhead a statement costs its caller (intra-op pool workers are not counted).
-// The dumps' totals are read by tools/instr_counts.py: per call = (stmt - base) / n.
+// The dumps' totals are read by opbench-instr (tools/opbench_tools/instr_pool.py):
+// per call = (stmt - base) / n.
 //
 // Natively, the same setup and warm-up, then the statement loop timed with steady_clock.
 #include "measure.h"

@@ -1,6 +1,6 @@
 // Runs one definition's variants: under callgrind, the instruction counts of the measured loops
-// (dumped by callgrind, one dump per phase, parsed by tools/instr_counts.py); natively, the wall
-// time per call.
+// (dumped by callgrind, one dump per phase, read by opbench-instr: tools/opbench_tools/instr_server.py);
+// natively, the wall time per call.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
 # How opbench finds its dependencies (versions pinned in third_party/versions.env; nothing vendored).
-#   OPBENCH_TORCH_PREFIX   LibTorch's CMake prefix (torch.utils.cmake_prefix_path); tools/build.sh sets it
+#   OPBENCH_TORCH_PREFIX   LibTorch's CMake prefix (torch.utils.cmake_prefix_path); scripts/build.sh sets it
 #   OPBENCH_CUDA           AUTO (default): CUDA parts when a CUDA compiler and a CUDA LibTorch are found;
 #                          OFF: never
 # Provides: target opbench::torch, OPBENCH_HAVE_CUDA (bool), and finds benchmark, nlohmann_json, GTest.

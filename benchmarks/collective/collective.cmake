@@ -1,6 +1,6 @@
 # What the Collective family's process groups (communicator.cpp) need beyond LibTorch. The wheel ships
 # c10d's headers, but ProcessGroupGloo.hpp includes gloo's own headers, which it leaves out (Debian
-# package libgloo-dev; tools/setup.sh installs it), and ProcessGroupNCCL.hpp includes nccl.h (the pip
+# package libgloo-dev; scripts/setup.sh installs it), and ProcessGroupNCCL.hpp includes nccl.h (the pip
 # package nvidia-nccl beside torch, or a CUDA install). communicator.cpp uses only c10d's classes,
 # which run the gloo and NCCL inside libtorch_cpu.so and libtorch_cuda.so, so gloo's headers only need
 # to declare its types. Without a header, that backend's cases skip as unavailable.

@@ -123,7 +123,7 @@ std::optional<std::string> Communicator::unavailable(bool gpu) {
 #ifndef OPBENCH_HAVE_GLOO
   if (!gpu)
     return std::string("this build has no gloo process group (gloo's headers were not found when it was "
-                       "configured; Debian package libgloo-dev, which tools/setup.sh installs)");
+                       "configured; Debian package libgloo-dev, which scripts/setup.sh installs)");
 #endif
   (void)gpu;
   return std::nullopt;

@@ -100,7 +100,8 @@ struct TimingRequest {
 };
 
 // A case whose discarded (throttled) samples exceed this share of all it took is flagged: label,
-// summary, compare and gate say so (tools/opbench_results.py's THROTTLED_SHARE is the same figure).
+// summary, compare and gate say so (THROTTLED_SHARE in tools/opbench_tools/benchmark_json.py is the
+// same figure).
 inline constexpr double kThrottledShareFlag = 0.05;
 inline bool throttled_share_exceeded(double discarded, double kept) {
   return discarded > kThrottledShareFlag * (discarded + kept);

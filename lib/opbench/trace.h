@@ -1,8 +1,8 @@
 // Profiler traces of a case (--opbench_trace DIR): after timing, N iterations are recorded with the
 // LibTorch (Kineto) profiler to DIR/<case>.trace.json, a Chrome trace that opens in Perfetto and in
-// tools/trace_util; the same N iterations are timed without the profiler for the wall time; and
+// opbench-trace; the same N iterations are timed without the profiler for the wall time; and
 // gpu_util = GPU busy time / wall time, mm_util = mm/conv kernel busy time / wall time.
-// The figures are computed from the saved trace file, exactly as tools/trace_util and the seed do:
+// The figures are computed from the saved trace file, exactly as opbench-trace and the seed do:
 // GPU processes are those whose process_labels say "GPU"; their complete ("X") events are merged.
 #pragma once
 #include <cstdint>
@@ -30,7 +30,7 @@ std::vector<GpuInterval> gpu_intervals_of_trace(const std::string& path);
 // start order as the seed does (so the figure matches it to the last bit).
 double busy_us(std::vector<GpuInterval> intervals);
 // The seed's mm/conv substrings (gemm, conv, cutlass, wgrad) and today's kernel names (nvjet, xmma,
-// cublas, gemv, scudnn, dgrad, fprop), as tools/trace_util --modern-patterns.
+// cublas, gemv, scudnn, dgrad, fprop), as opbench-trace --modern-patterns.
 bool is_mm_kernel(const std::string& name);
 
 struct TraceFigures {

@@ -119,7 +119,7 @@ TEST_F(Gpu, CuptiTimesTheIterationsKernelsAlone) {
 #ifdef OPBENCH_HAVE_CUDA
 // Kernels of known duration (spinning on globaltimer for 5, 20 and 100 us): cupti reads their length, up
 // to the spin's overshoot (it stops at the first globaltimer tick past the length; the H100 ticks ~1 us).
-// They are also launched plainly first, for verify/gpu_session.sh's ncu_spin step, which runs this test
+// They are also launched plainly first, for gpu_checks/gpu_session.sh's ncu_spin step, which runs this test
 // under ncu to show what ncu's gpu__time_duration adds to a kernel of known length.
 TEST_F(Gpu, SpinKernelsOfKnownLengthReadTheirLengthUnderCupti) {
   const double lengths_us[] = {5, 20, 100};

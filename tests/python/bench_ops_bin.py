@@ -1,4 +1,4 @@
-"""Where the built bench_ops is: $OPBENCH_BUILD_DIR (set by tools/test.sh) or ./build."""
+"""Where the built bench_ops is: $OPBENCH_BUILD_DIR (set by scripts/test.sh) or ./build."""
 import os
 import pathlib
 
@@ -9,7 +9,7 @@ def bench_ops() -> pathlib.Path:
     build = pathlib.Path(os.environ.get("OPBENCH_BUILD_DIR", ROOT / "build"))
     path = build / "bench_ops"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is not built: run tools/build.sh first")
+        raise FileNotFoundError(f"{path} is not built: run scripts/build.sh first")
     return path
 
 

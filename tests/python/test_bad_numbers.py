@@ -1,12 +1,10 @@
-"""compare.py and gate.py on numbers that cannot be measurements, ambiguous policies, and runs that
+"""opbench-compare and opbench-gate on numbers that cannot be measurements, ambiguous policies, and runs that
 check nothing: never a PASS or a "100% faster" made of them, and the advice the README gives."""
 import json
 import subprocess
 import sys
 
-from bench_ops_bin import ROOT
-
-COMPARE, GATE = ROOT / "tools" / "compare.py", ROOT / "tools" / "gate.py"
+COMPARE, GATE = "opbench_tools.compare", "opbench_tools.gate"
 
 
 def gb_json(path, times_us, name="Gemv/bf16/1024/aten", context=None):
@@ -18,8 +16,8 @@ def gb_json(path, times_us, name="Gemv/bf16/1024/aten", context=None):
     return path
 
 
-def tool(script, *args):
-    return subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True, text=True, timeout=60)
+def tool(module, *args):
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True, timeout=60)
 
 
 def test_nan_inf_zero_or_negative_times_fail_the_case_instead_of_passing(tmp_path):
@@ -62,10 +60,10 @@ def test_in_process_repetitions_are_flagged_and_the_advice_is_the_readmes(tmp_pa
     new = gb_json(tmp_path / "new.json", [10.1] * 10)
     compare = tool(COMPARE, base, new)
     assert "ran in one process" in compare.stdout + compare.stderr
-    assert "compare.py --binaries" in compare.stdout + compare.stderr
+    assert "opbench-compare --binaries" in compare.stdout + compare.stderr
     few = gb_json(tmp_path / "few.json", [10.0] * 3, context={"opbench_processes": 3})
     gate = tool(GATE, few, few)
-    assert "--benchmark_repetitions" not in gate.stdout and "compare.py --binaries" in gate.stdout
+    assert "--benchmark_repetitions" not in gate.stdout and "opbench-compare --binaries" in gate.stdout
 
 
 def test_the_verdict_shows_the_rule_it_applies(tmp_path):

@@ -1,19 +1,14 @@
-"""tools/compare.py and its shared modules (opbench_results, opbench_stats): loading, statistics,
+"""opbench-compare and its shared modules (benchmark_json, stats): loading, statistics,
 verdicts, outputs and the binaries mode, on small Google-Benchmark-shaped JSON files."""
 import json
-import os
 import stat
 import subprocess
 import sys
 
 import pytest
 
-TOOLS = os.path.join(os.path.dirname(__file__), "..", "..", "tools")
-sys.path.insert(0, os.path.abspath(TOOLS))
-
-import compare  # noqa: E402
-import opbench_results as results  # noqa: E402
-import opbench_stats as stats  # noqa: E402
+from opbench_tools import benchmark_json as results
+from opbench_tools import compare, stats
 
 SLOW = [100.0, 100.3, 99.8, 100.1, 99.9, 100.2, 100.0, 99.7, 100.4, 100.1]
 
@@ -221,7 +216,7 @@ def test_markdown_to_stdout_replaces_the_console_table(pair, capsys):
 
 
 def test_help_is_clear():
-    out = subprocess.run([sys.executable, os.path.join(TOOLS, "compare.py"), "--help"],
+    out = subprocess.run([sys.executable, "-m", "opbench_tools.compare", "--help"],
                          capture_output=True, text=True, check=True).stdout
     for word in ("--metric", "--markdown", "--json", "--plot", "--binaries", "Mann-Whitney", "NOISY"):
         assert word in out

@@ -1,4 +1,4 @@
-"""tools/gate.py: regressions, failed cases, target misses, the allow-list, the policy file and its
+"""opbench-gate: regressions, failed cases, target misses, the allow-list, the policy file and its
 errors, and the exit status (0 clean, 1 failure, 2 unusable input)."""
 import datetime
 import json
@@ -8,10 +8,7 @@ import sys
 
 import pytest
 
-TOOLS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
-sys.path.insert(0, TOOLS)
-
-import gate  # noqa: E402
+from opbench_tools import gate, gate_policy
 
 BASE = [100.0, 100.3, 99.8, 100.1, 99.9, 100.2, 100.0, 99.7, 100.4, 100.1]
 CSV_HEADER = "name,metric,target,actual,dtype,device,arch,is_model,backend,pct_of_target,pct_of_peak,status\n"
@@ -171,8 +168,8 @@ def test_unusable_runs_exit_2(runs, tmp_path, capsys):
 
 
 def test_shipped_policy_is_valid_and_default():
-    policy = gate.load_policy(None)
-    assert policy.path == os.path.join(TOOLS, "perf-policy.json")
+    policy = gate_policy.load_policy(None)
+    assert policy.path == os.path.join(os.path.dirname(gate_policy.__file__), "perf-policy.json")
     assert (policy.alpha, policy.max_slowdown_pct, policy.min_repetitions) == (0.05, 3.0, 9)
     assert policy.threshold_for("LayerNorm/bf16/4096x8192/aten") == pytest.approx(0.03)
 
@@ -230,7 +227,7 @@ def test_markdown_summary_and_allowed_target(runs, tmp_path, capsys):
 
 
 def test_help_and_usage_errors():
-    run = [sys.executable, os.path.join(TOOLS, "gate.py")]
+    run = [sys.executable, "-m", "opbench_tools.gate"]
     out = subprocess.run(run + ["--help"], capture_output=True, text=True, check=True).stdout
     for word in ("--policy", "--experiments", "--markdown", "allow", "exit status", "min_repetitions"):
         assert word in out

@@ -1,15 +1,12 @@
-"""The gate's self-test (tools/gate_selftest.py) and what it rests on: bench_ops' opt-in slowdown
+"""The gate's self-test (opbench-gate-selftest) and what it rests on: bench_ops' opt-in slowdown
 injection, compare/gate flagging throttled cases. Runs bench_ops' CPU cases (CI has no GPU)."""
 import json
 import os
 import subprocess
 import sys
 
-TOOLS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
-sys.path.insert(0, TOOLS)
-
-import gate  # noqa: E402
-from bench_ops_bin import bench_ops, run_bench_ops  # noqa: E402
+from bench_ops_bin import bench_ops, run_bench_ops
+from opbench_tools import gate, gate_selftest
 
 CASE = "LayerNorm/bf16/64x1024/aten"
 
@@ -18,7 +15,7 @@ def selftest(tmp_path, *extra):
     policy = tmp_path / "policy.json"
     policy.write_text(json.dumps({"min_repetitions": 5}))
     out = tmp_path / "selftest.json"
-    proc = subprocess.run([sys.executable, os.path.join(TOOLS, "gate_selftest.py"), "--binary", str(bench_ops()),
+    proc = subprocess.run([sys.executable, "-m", "opbench_tools.gate_selftest", "--binary", str(bench_ops()),
                            "--filter", f"^{CASE}$", "--policy", str(policy), "--json", str(out),
                            "--out-dir", str(tmp_path / "runs"), *extra],
                           capture_output=True, text=True, timeout=600)
@@ -43,7 +40,6 @@ def test_plan_interleaves_a_rounds_groups_and_finishes_rounds_in_order(tmp_path)
     # A/A compares two groups run side by side, not groups run a round apart (drift between rounds made
     # false alarms on a busy CI runner): every window of three processes holds one of each group of its
     # round, the order rotates, and a round's processes all come before the next round's.
-    import gate_selftest
     args = gate_selftest.parse_args(["--binary", "b", "--filter", "f", "--rounds", "2", "--repetitions", "3"])
     processes, groups = gate_selftest.plan(args, str(tmp_path))
     names = [p.label.split()[0] for p in processes]

@@ -1,12 +1,12 @@
-"""Tests for the instruction-count suite: bench_instr (instr/) and its runner tools/instr_counts.py.
+"""Tests for the instruction-count suite: bench_instr (instr/) and its runner opbench-instr
+(opbench_tools.instr_counts, instr_pool, instr_server).
 
 Without valgrind: the callgrind-dump parsing, the per-call arithmetic, diff, bench_instr's CLI and its
-native fork server (timeouts, failures). With valgrind (which tools/setup.sh installs, so CI has it; a
+native fork server (timeouts, failures). With valgrind (which scripts/setup.sh installs, so CI has it; a
 missing valgrind fails these tests unless OPBENCH_NO_VALGRIND=1): a small set measured twice agrees
 within 0.1% everywhere, and an A/B run where one statement does twice the work moves that count, and
-only that one, by about 2x, which compare.py reports as SLOWER.
+only that one, by about 2x, which opbench-compare reports as SLOWER.
 """
-import importlib.util
 import json
 import os
 import shutil
@@ -16,29 +16,19 @@ from pathlib import Path
 
 import pytest
 
+from opbench_tools import instr_counts, instr_pool, instr_server
+
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT / "tools"
 BUILD = Path(os.environ.get("OPBENCH_BUILD_DIR") or ROOT / "build")
 EXE = BUILD / "bench_instr"
 NO_VALGRIND_OK = os.environ.get("OPBENCH_NO_VALGRIND") == "1"
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-ic = _load("instr_counts")
 
 
 def need_exe():
     if not EXE.exists():
         if NO_VALGRIND_OK:
             pytest.skip("bench_instr not built and OPBENCH_NO_VALGRIND=1")
-        pytest.fail(f"{EXE} missing: it is built wherever valgrind's headers are (tools/setup.sh "
+        pytest.fail(f"{EXE} missing: it is built wherever valgrind's headers are (scripts/setup.sh "
                     "installs valgrind); set OPBENCH_NO_VALGRIND=1 on a machine without them")
     return EXE
 
@@ -48,7 +38,7 @@ def need_valgrind():
     if shutil.which("valgrind") is None:
         if NO_VALGRIND_OK:
             pytest.skip("valgrind missing and OPBENCH_NO_VALGRIND=1")
-        pytest.fail("valgrind missing: tools/setup.sh installs it (OPBENCH_NO_VALGRIND=1 skips)")
+        pytest.fail("valgrind missing: scripts/setup.sh installs it (OPBENCH_NO_VALGRIND=1 skips)")
 
 
 # ---------------------------------------------------------------- pure Python
@@ -74,12 +64,12 @@ totals: 577811
 
 
 def test_parse_dump():
-    assert ic.parse_dump(DUMP) == ("fwd.t1.r0.stmt", 577811)
+    assert instr_server.parse_dump(DUMP) == ("fwd.t1.r0.stmt", 577811)
 
 
 def test_parse_dump_rejects_a_dump_without_trigger():
-    with pytest.raises(ic.WorkerError):
-        ic.parse_dump(DUMP.replace("desc: Trigger: Client Request: fwd.t1.r0.stmt\n", ""))
+    with pytest.raises(instr_server.WorkerError):
+        instr_server.parse_dump(DUMP.replace("desc: Trigger: Client Request: fwd.t1.r0.stmt\n", ""))
 
 
 def test_read_dumps_picks_one_process(tmp_path):
@@ -87,22 +77,22 @@ def test_read_dumps_picks_one_process(tmp_path):
     (tmp_path / "cg.11.2").write_text(DUMP)
     (tmp_path / "cg.12.1").write_text(DUMP.replace("577811", "9"))
     (tmp_path / "cg.11").write_text("# final dump, no trigger\n")
-    assert ic.read_dumps(tmp_path, "cg.11.*") == {"fwd.t1.r0.base": 1500, "fwd.t1.r0.stmt": 577811}
+    assert instr_server.read_dumps(tmp_path, "cg.11.*") == {"fwd.t1.r0.base": 1500, "fwd.t1.r0.stmt": 577811}
 
 
 def test_per_call_counts_subtract_the_empty_loop():
     totals = {"v.r0.base": 1500, "v.r0.stmt": 101500, "v.r1.base": 1500, "v.r1.stmt": 103500}
     dumps = ["v.r0.base", "v.r0.stmt", "v.r1.base", "v.r1.stmt"]
-    assert ic.per_call_counts(dumps, totals, 100) == [1000.0, 1020.0]
-    with pytest.raises(ic.WorkerError):
-        ic.per_call_counts(dumps[:3], totals, 100)
-    with pytest.raises(ic.WorkerError):
-        ic.per_call_counts(["v.r9.base", "v.r9.stmt"], totals, 100)
+    assert instr_pool.per_call_counts(dumps, totals, 100) == [1000.0, 1020.0]
+    with pytest.raises(instr_server.WorkerError):
+        instr_pool.per_call_counts(dumps[:3], totals, 100)
+    with pytest.raises(instr_server.WorkerError):
+        instr_pool.per_call_counts(["v.r9.base", "v.r9.stmt"], totals, 100)
 
 
 def test_spread():
-    assert ic.spread([100.0]) == 0.0
-    assert ic.spread([99.0, 100.0, 101.0]) == pytest.approx(0.02)
+    assert instr_pool.spread([100.0]) == 0.0
+    assert instr_pool.spread([99.0, 100.0, 101.0]) == pytest.approx(0.02)
 
 
 def _results(path, counts):
@@ -115,13 +105,13 @@ def _results(path, counts):
 def test_diff_tolerance_and_missing(tmp_path, capsys):
     a = _results(tmp_path / "a.json", {"Instr/g/x/fwd/t1": 1000.0, "Instr/g/y/fwd/t1": 500.0})
     b = _results(tmp_path / "b.json", {"Instr/g/x/fwd/t1": 1000.5, "Instr/g/y/fwd/t1": 500.0})
-    assert ic.main(["diff", a, b]) == 0                      # 0.05% < 0.1%
+    assert instr_counts.main(["diff", a, b]) == 0                      # 0.05% < 0.1%
     assert "max |difference| 0.0500%" in capsys.readouterr().out
     c = _results(tmp_path / "c.json", {"Instr/g/x/fwd/t1": 2000.0, "Instr/g/y/fwd/t1": 500.0})
-    assert ic.main(["diff", a, c]) == 1
+    assert instr_counts.main(["diff", a, c]) == 1
     assert "+100.000%" in capsys.readouterr().out
     d = _results(tmp_path / "d.json", {"Instr/g/x/fwd/t1": 1000.0})
-    assert ic.main(["diff", a, d]) == 1                      # a result went missing
+    assert instr_counts.main(["diff", a, d]) == 1                      # a result went missing
 
 
 # ---------------------------------------------------------------- bench_instr, natively
@@ -169,13 +159,13 @@ def test_bad_arguments():
 
 
 def test_fork_server_timeout_failure_and_recovery(tmp_path):
-    server = ic.Server(need_exe(), tmp_path / "srv", None)
+    server = instr_server.Server(need_exe(), tmp_path / "srv", None)
     try:
         server.start()
-        with pytest.raises(ic.WorkerError, match="timed out"):
+        with pytest.raises(instr_server.WorkerError, match="timed out"):
             # Natively the warm-up is iters/10 calls: 20000 LSTM forwards, over a second.
             server.run(["--run", "lstm", "--threads", "1", "--iters", "200000"], timeout=0.2)
-        with pytest.raises(ic.WorkerError, match=r"exit status 1(.|\n)*has no variant"):
+        with pytest.raises(instr_server.WorkerError, match=r"exit status 1(.|\n)*has no variant"):
             server.run(["--run", "size", "--variant", "fwdbwd"], timeout=60)
         pid, doc = server.run(["--run", "size", "--threads", "1"], timeout=60)
         assert doc["label"] == "size" and doc["pid"] == pid != server.proc.pid
@@ -197,7 +187,7 @@ def runs(tmp_path_factory):
     paths = {}
     for name, extra in (("a", []), ("b", []), ("ab", ["--extra-work", AB_LABEL])):
         paths[name] = out / f"{name}.json"
-        cmd = [sys.executable, str(TOOLS / "instr_counts.py"), "run", "--build-dir", str(BUILD),
+        cmd = [sys.executable, "-m", "opbench_tools.instr_counts", "run", "--build-dir", str(BUILD),
                "--filter", SUBSET, "--jobs", "2", "--no-wall", "--out", str(paths[name]), *extra]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr
@@ -234,7 +224,7 @@ def test_two_runs_agree_within_0_1_percent(runs):
     for name in a:
         x, y = a[name]["instructions"], b[name]["instructions"]
         assert abs(y / x - 1) <= 0.001, (name, x, y)
-    assert ic.main(["diff", str(runs["a"]), str(runs["b"])]) == 0
+    assert instr_counts.main(["diff", str(runs["a"]), str(runs["b"])]) == 0
 
 
 def test_extra_work_moves_that_count_only(runs):
@@ -250,7 +240,7 @@ def test_extra_work_moves_that_count_only(runs):
 
 def test_compare_reports_the_ab_change(runs, tmp_path):
     out = tmp_path / "cmp.json"
-    r = subprocess.run([sys.executable, str(TOOLS / "compare.py"), "--metric", "instructions",
+    r = subprocess.run([sys.executable, "-m", "opbench_tools.compare", "--metric", "instructions",
                         "--json", str(out), str(runs["a"]), str(runs["ab"])],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -1,11 +1,11 @@
-"""tools/plot_sweep.py: a PNG from a bench_ops JSON with ceilings as lines; unusable input exits 2."""
+"""opbench-plot: a PNG from a bench_ops JSON with ceilings as lines; unusable input exits 2."""
 import json
 import subprocess
 import sys
 
-from bench_ops_bin import ROOT
+from opbench_tools import plot_sweep
 
-TOOL = ROOT / "tools" / "plot_sweep.py"
+TOOL = ["-m", "opbench_tools.plot_sweep"]
 
 
 def entry(name, gbps, nbytes, **extra):
@@ -23,14 +23,12 @@ def test_plots_families_and_ceilings(tmp_path):
     src = tmp_path / "run.json"
     src.write_text(json.dumps(data))
     out = tmp_path / "sweep.png"
-    proc = subprocess.run([sys.executable, str(TOOL), str(src), "--out", str(out)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, *TOOL, str(src), "--out", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
 
 
 def test_ceiling_line_is_the_fastest_stream_of_its_kind_and_size():
-    sys.path.insert(0, str(TOOL.parent))
-    import plot_sweep
     data = {"benchmarks": [entry("Ceiling/bf16/32768x16384/read", 3100, 2 ** 30),
                            entry("Ceiling/bf16/32768x16384/read_cuda", 3300, 2 ** 30),
                            entry("Ceiling/bf16/32768x16384/write_cuda", 3200, 2 ** 30),
@@ -47,7 +45,7 @@ def test_ceiling_line_is_the_fastest_stream_of_its_kind_and_size():
 def test_nothing_to_plot_exits_2(tmp_path):
     src = tmp_path / "empty.json"
     src.write_text(json.dumps({"context": {}, "benchmarks": []}))
-    proc = subprocess.run([sys.executable, str(TOOL), str(src), "--out", str(tmp_path / "x.png")],
+    proc = subprocess.run([sys.executable, *TOOL, str(src), "--out", str(tmp_path / "x.png")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "no case" in proc.stderr
     assert not (tmp_path / "x.png").exists()

@@ -1,18 +1,14 @@
-"""tools/shard.py on the CPU (--shards N runs N CPU processes; on a GPU host one per GPU, hidden here): a
+"""opbench-shard on the CPU (--shards N runs N CPU processes; on a GPU host one per GPU, hidden here): a
 sharded sweep gives the experiment rows and the cases of an unsharded one, merged into the same files;
-a shard that dies loses none of the other shard's rows, and shard.py names it and exits 3."""
+a shard that dies loses none of the other shard's rows, and opbench-shard names it and exits 3."""
 import csv
 import json
 import os
 import subprocess
 import sys
 
-from bench_ops_bin import ROOT, bench_ops
-
-sys.path.insert(0, str(ROOT / "tools"))
-import shard  # noqa: E402
-
-SHARD_PY = ROOT / "tools" / "shard.py"
+from bench_ops_bin import bench_ops
+from opbench_tools import shard
 # Fast families on the CPU, a world-of-one collective among them (each shard is its own world).
 FILTER = "--benchmark_filter=^(LayerNorm|RMSNorm|Gemv|GatherGemv|Collective/fp32)/"
 
@@ -21,7 +17,7 @@ CPU_ONLY = dict(os.environ, CUDA_VISIBLE_DEVICES="")   # the CPU cases, also on 
 
 
 def shard_py(*args, env=CPU_ONLY, timeout=300):
-    return subprocess.run([sys.executable, str(SHARD_PY), *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "opbench_tools.shard", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, env=env)
 
 

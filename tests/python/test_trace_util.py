@@ -1,10 +1,8 @@
-"""Tests for tools/trace_util.py (GPU utilization from Chrome traces) and its
-cross-check verify/seed_gpu_util.py.  Expected figures are worked out by hand in the
+"""Tests for opbench-trace (opbench_tools.trace_util, GPU utilization from Chrome traces) and its
+cross-check gpu_checks/gpu_util_seed_algorithm.py.  Expected figures are worked out by hand in the
 comments; only the random cross-check compares the code with other code."""
 import gzip
-import importlib.util
 import json
-import os
 import random
 import subprocess
 import sys
@@ -12,24 +10,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT / "tools"
-VERIFY = ROOT / "verify"   # GPU-machine verification scripts (seed_gpu_util.py)
+from load_gpu_check import GPU_CHECKS, load_gpu_check
+from opbench_tools import trace_util as tu
+
 DATA = Path(__file__).resolve().parent / "data" / "traces"
 FIXTURE = DATA / "kineto_gpu_small.json"           # hand-made, Kineto-shaped
 REAL_GPU = DATA / "h200_torch211_mm_conv.json.gz"   # recorded on an H200, torch 2.11
-
-
-def _load(name, folder=TOOLS):
-    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod          # dataclasses look the module up while building
-    spec.loader.exec_module(mod)
-    return mod
-
-
-tu = _load("trace_util")
-seed = _load("seed_gpu_util", VERIFY)
+seed = load_gpu_check("gpu_util_seed_algorithm")
 
 GPU_PID, CPU_PID = 0, 4242
 
@@ -47,9 +34,9 @@ def gpu_trace(*events, extra_meta=()):
     return {"traceEvents": [meta(CPU_PID, "CPU"), meta(GPU_PID, "GPU 0"), *extra_meta, *events]}
 
 
-def run_cli(*args, tool="trace_util.py"):
-    folder = VERIFY if tool == "seed_gpu_util.py" else TOOLS
-    cmd = [sys.executable, str(folder / tool), *map(str, args)]
+def run_cli(*args, seed_script=False):
+    tool = [str(GPU_CHECKS / "gpu_util_seed_algorithm.py")] if seed_script else ["-m", "opbench_tools.trace_util"]
+    cmd = [sys.executable, *tool, *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
 
 
@@ -265,10 +252,8 @@ def test_cli_options_json():
     assert (d["mm_busy_us"], d["total_us"], d["total_source"]) == (40.0, 310.0, "trace_span")
 
 
-def test_cli_text_and_wrapper():
-    env = dict(os.environ, PYTHON=sys.executable)
-    p = subprocess.run([str(TOOLS / "trace_util"), str(FIXTURE)], capture_output=True,
-                       text=True, env=env, timeout=60)
+def test_cli_text():
+    p = run_cli(FIXTURE)
     assert p.returncode == 0, p.stderr
     assert "250.000 us" in p.stdout and "85.500 us" in p.stdout and "80.65%" in p.stdout
     assert "trace span" in p.stdout
@@ -415,7 +400,7 @@ def test_random_trace_matches_seed_reimplementation(tmp_path, seed_value, base):
     # the two commands agree on the printed figures
     path = write(tmp_path, "random.json", trace)
     d = json.loads(run_cli(path, "--json").stdout)
-    lines = dict(l.split() for l in run_cli(path, tool="seed_gpu_util.py").stdout.splitlines())
+    lines = dict(l.split() for l in run_cli(path, seed_script=True).stdout.splitlines())
     assert d["busy_us"] == float(lines["busy_us"]) and d["mm_busy_us"] == float(lines["mm_busy_us"])
 
 
@@ -443,7 +428,7 @@ def test_real_gpu_trace_fixture():
     assert r2.mm_kernel_count == 6                            # + 3 nvjet_sm90_* GEMMs
     # the two commands agree on the real trace
     d = json.loads(run_cli(REAL_GPU, "--json").stdout)
-    lines = dict(l.split() for l in run_cli(REAL_GPU, tool="seed_gpu_util.py").stdout.splitlines())
+    lines = dict(l.split() for l in run_cli(REAL_GPU, seed_script=True).stdout.splitlines())
     assert d["busy_us"] == float(lines["busy_us"]) and d["mm_busy_us"] == float(lines["mm_busy_us"])
 
 
@@ -480,13 +465,13 @@ def test_real_cpu_profiler_trace(tmp_path):
 
 
 def test_trace_kernels_groups_kernels_by_name_largest_first(tmp_path):
-    """verify/trace_kernels.py: launches, mean time and share per kernel name; CPU events ignored."""
+    """gpu_checks/kernel_times_from_traces.py: launches, mean time and share per kernel name; CPU events ignored."""
     events = [{"ph": "X", "cat": "kernel", "name": "gemv", "ts": 0, "dur": 30.0},
               {"ph": "X", "cat": "kernel", "name": "gemv", "ts": 40, "dur": 10.0},
               {"ph": "X", "cat": "kernel", "name": "attention", "ts": 60, "dur": 60.0},
               {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 500.0}]
     (tmp_path / "case.trace.json").write_text(json.dumps({"traceEvents": events}))
-    out = subprocess.run([sys.executable, str(VERIFY / "trace_kernels.py"), str(tmp_path)], capture_output=True,
+    out = subprocess.run([sys.executable, str(GPU_CHECKS / "kernel_times_from_traces.py"), str(tmp_path)], capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert out[0] == "case.trace.json: 3 kernels, 100 us"
     assert out[1].split() == ["1", "x", "60.00", "us", "=", "60.0%", "attention"]

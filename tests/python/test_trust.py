@@ -11,17 +11,13 @@ Seeded, so deterministic. `python tests/python/test_trust.py [SEEDS]` measures t
 """
 import json
 import math
-import os
 import sys
 
 import numpy as np
 
-TOOLS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
-sys.path.insert(0, TOOLS)
-
-import gate  # noqa: E402
-from opbench_results import load_run  # noqa: E402
-from opbench_stats import compare_runs  # noqa: E402
+from opbench_tools import gate
+from opbench_tools.benchmark_json import load_run
+from opbench_tools.stats import compare_runs
 
 REPS, SAMPLES, COMPARISONS = 10, 50, 20
 ORDINARY = [(f"LayerNorm/bf16/4096x{512 * (i + 1)}/aten", 10e-6 * (i + 1), s)
@@ -141,7 +137,7 @@ def measure(seeds: int) -> None:
         ab_other += any(x in ("SLOWER", "FASTER") for n, x in v.items() if n != INJECTED)
         v, _ = comparison(tmp, 300000 + seed, {NOISY: 1.05})
         nz_flag += v[NOISY] != "NOISY"
-    print(f"{seeds} seeds, {len(ORDINARY) + 1} cases each, alpha/threshold from opbench_stats defaults")
+    print(f"{seeds} seeds, {len(ORDINARY) + 1} cases each, alpha/threshold from opbench_tools.stats defaults")
     print(f"A/A: comparisons with any case flagged {aa_flag}/{seeds}; noisy case NOISY {aa_noisy_ok}/{seeds}")
     print(f"A/B: 5% slowdown caught {ab_caught}/{seeds}; comparisons with another case flagged {ab_other}/{seeds}")
     print(f"noisy case with a 5% slowdown not reported NOISY {nz_flag}/{seeds}")

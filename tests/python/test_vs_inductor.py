@@ -1,20 +1,16 @@
-"""verify/vs_inductor.py: medians over rounds, % of the matching ceiling, the issue's criteria.
+"""gpu_checks/own_kernels_vs_inductor.py: medians over rounds, % of the matching ceiling, the acceptance
+criteria.
 
 Rounds are written by hand: every case fine (own 10% faster than inductor, at 100% of its ceiling) unless a
 test overrides it, so each assertion follows from the figures a test sets.
 """
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-VERIFY = Path(__file__).resolve().parents[2] / "verify"
-spec = importlib.util.spec_from_file_location("vs_inductor", VERIFY / "vs_inductor.py")
-vs = importlib.util.module_from_spec(spec)
-sys.modules["vs_inductor"] = vs
-spec.loader.exec_module(vs)
+from load_gpu_check import load_gpu_check
+
+vs = load_gpu_check("own_kernels_vs_inductor")
 
 READ_GBPS, COPY_GBPS = 4000.0, 4200.0
 CEIL_BYTES = 1 << 30

@@ -11,7 +11,7 @@ import yaml
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORKFLOWS = os.path.join(ROOT, ".github", "workflows")
-TEST_COMMAND = "bash tools/test.sh"
+TEST_COMMAND = "bash scripts/test.sh"
 
 
 def load(name):
@@ -59,7 +59,7 @@ def test_ci_runs_exactly_the_readme_test_command_on_a_cpu_runner():
     checkout = step_index(step_list, lambda s: s.get("uses", "").startswith("actions/checkout@"), "checking out")
     test = step_index(step_list, lambda s: s.get("run", "").strip() == TEST_COMMAND, f"running {TEST_COMMAND}")
     assert checkout < test
-    assert os.path.exists(os.path.join(ROOT, "tools", "test.sh"))
+    assert os.path.exists(os.path.join(ROOT, "scripts", "test.sh"))
     ci_run = os.path.join(ROOT, ".ci", "run")
     if os.path.exists(ci_run):
         assert TEST_COMMAND in open(ci_run, encoding="utf-8").read()
@@ -86,12 +86,15 @@ def test_perf_builds_benchmarks_compares_gates_uploads_and_summarises():
     worktree = step_index(step_list, lambda s: "worktree add" in s.get("run", ""), "adding the base worktree")
     assert "../base" in text[worktree] and "$BASE_REF" in text[worktree] and head < worktree
     assert "pull_request.base.sha" in job["env"]["BASE_REF"]
-    builds = {s["working-directory"]: i for i, s in enumerate(step_list) if "bash tools/build.sh" in s.get("run", "")}
+    builds = {s["working-directory"]: i for i, s in enumerate(step_list) if "/build.sh" in s.get("run", "")}
     assert set(builds) == {"base", "head"} and min(builds.values()) > worktree
     # base and head benchmarked with repetitions (interleaved processes) and compared
-    cmp_i = step_index(step_list, lambda s: "tools/compare.py" in s.get("run", ""), "running compare.py")
+    assert job["env"]["PYTHONPATH"].endswith("/head/tools")     # head's tools package, without pip
+    assert "bash scripts/build.sh" in text[builds["head"]]
+    cmp_i = step_index(step_list, lambda s: "opbench_tools.compare" in s.get("run", ""), "running opbench-compare")
     w = words(step_list[cmp_i])
-    assert w[1] == "head/tools/compare.py" and w[2:5] == ["--binaries", "base/build/bench_ops", "head/build/bench_ops"]
+    assert w[1:3] == ["-m", "opbench_tools.compare"]
+    assert w[3:6] == ["--binaries", "base/build/bench_ops", "head/build/bench_ops"]
     assert flag(w, "--repetitions") == "$REPETITIONS" and flag(w, "--filter") == "$FILTER"
     for option in ("--markdown", "--json", "--plot"):
         assert flag(w, option).startswith("$OUT/")
@@ -106,13 +109,14 @@ def test_perf_builds_benchmarks_compares_gates_uploads_and_summarises():
     assert any(a.startswith("--benchmark_out=$OUT/") for a in e)
     head_csv = flag(e, "--output")
     # the gate on exactly those files, after both
-    gate_i = step_index(step_list, lambda s: "tools/gate.py" in s.get("run", ""), "running gate.py")
+    gate_i = step_index(step_list, lambda s: "opbench_tools.gate" in s.get("run", ""), "running opbench-gate")
     g = words(step_list[gate_i])
-    assert g[1] == "head/tools/gate.py" and g[-2:] == [base_json, head_json]
-    assert flag(g, "--policy") == "head/tools/perf-policy.json" and flag(g, "--experiments") == head_csv
+    assert g[1:3] == ["-m", "opbench_tools.gate"] and g[-2:] == [base_json, head_json]
+    assert flag(g, "--policy") == "head/tools/opbench_tools/perf-policy.json" and flag(g, "--experiments") == head_csv
     assert gate_i > max(cmp_i, exp_i)
-    for name in ("compare.py", "gate.py", "perf-policy.json", "build.sh"):
-        assert os.path.exists(os.path.join(ROOT, "tools", name))
+    for path in ("tools/opbench_tools/compare.py", "tools/opbench_tools/gate.py", "tools/opbench_tools/perf-policy.json",
+                 "scripts/build.sh"):
+        assert os.path.exists(os.path.join(ROOT, path))
     # summary and upload happen even when the gate fails
     summary = step_index(step_list, lambda s: "GITHUB_STEP_SUMMARY" in s.get("run", ""), "writing the summary")
     assert step_list[summary].get("if") == "always()" and summary > gate_i

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
+# checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
+#   gpu_checks/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
+#                                    collective; models models_py timers selftest (not in the default list: minutes each);
+#                                    tune (verify/tune: every GEMV and norm configuration), kernel_tests (the GPU
+#                                    tests of the own kernels and the decode step, without the rest of ctest),
+#                                    vs_inductor (ROUNDS alternating rounds of the own kernels and torch.compile,
+#                                    the median table of gpu_checks/own_kernels_vs_inductor.py)
+#                                    (default: all, in that order)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+# The tools package (tools/opbench_tools) runs from the checkout: python3 -m opbench_tools.<tool>, no pip.
+export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
+out=${RESULTS:-$root/results/$gpu}
+mkdir -p "$out"
+bench=build/bench_ops
+log() { echo "[gpu_session] $*" | tee -a "$out/session.log" >&2; }
+wall() { local start; start=$(date +%s.%N); "$@"; local rc=$?
+         log "$(python3 -c "print(round($(date +%s.%N) - $start, 2))") s wall (rc $rc): $*"; return $rc; }
+
+# A warm device keeps build/, but the tree copied to it can carry mtimes older than build/'s objects, so
+# ninja would skip changed sources: every source whose content changed since the last build is touched.
+step_build() {
+  local sums=build/.source_sums
+  find CMakeLists.txt app lib benchmarks kernels replay reporters instr tests third_party -type f -print0 2>/dev/null | sort -z |
+    xargs -0 sha1sum >"$out/.source_sums.new"
+  [ -f "$sums" ] && diff "$sums" "$out/.source_sums.new" | sed -n 's/^> [0-9a-f]*  //p' | xargs -r touch
+  JOBS=16 bash scripts/build.sh >"$out/build.log" 2>&1 || { log "build failed"; tail -40 "$out/build.log"; exit 1; }
+  mv "$out/.source_sums.new" "$sums"
+}
+step_ctest() {  # the fuzz test needs clang, which the GPU image does not have
+  ctest --test-dir build --output-on-failure -j 2 -E _fuzz_ >"$out/ctest.log" 2>&1
+  log "ctest rc $?: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
+  grep -E "\*\*\*|Skipped|Failed" "$out/ctest.log" | head -20 >&2
+}
+step_tune() { TUNE_OUT="$out/kernel_tune" wall bash verify/tune/run.sh >"$out/tune.log" 2>&1; tail -45 "$out/tune.log" >&2; }
+step_kernel_tests() {
+  wall build/opbench_tests --gtest_filter='*GemvKernel*:*NormKernels*:LaunchRules*:DecodeGpu*:Gpu.*' >"$out/kernel_tests.log" 2>&1
+  log "kernel tests: $(grep -E '^\[  (PASSED|FAILED)' "$out/kernel_tests.log" | tr '\n' ' ')"
+  grep -E "^\[  FAILED" "$out/kernel_tests.log" >&2
+}
+step_sweep() {  # the default sweep (or SWEEP_FILTER's cases), with experiment rows for this GPU's targets
+  OPBENCH_RESULTS_DIR="$out/sweep" wall bash scripts/run.sh ${SWEEP_FILTER:+--benchmark_filter="$SWEEP_FILTER"} \
+    >"$out/sweep.txt" 2>&1
+}
+step_seed() {  # LayerNorm bf16 alone, then the seed's four families (aten), process start included
+  wall $bench --benchmark_filter='^LayerNorm/bf16/' >"$out/layer_norm_bf16.txt" 2>&1
+  wall $bench --benchmark_filter='^(LayerNorm/bf16|Gemv|GatherGemv|MLP)/.*/aten$' \
+    --benchmark_out="$out/seed_aten.json" --benchmark_out_format=json \
+    --output "$out/gpt_fast_benchmark.csv" >"$out/seed_aten.txt" 2>&1
+}
+step_eager() {
+  python3 gpu_checks/eager_timings.py --family layer_norm --family gemv --family gather_gemv --family mlp \
+    --compare "$out/seed_aten.json" --json "$out/eager.json" 2>&1 | tee -a "$out/session.log"
+}
+step_ncu() {
+  ncu --clock-control none --metrics gpu__time_duration.sum -k regex:layer_norm --launch-count 20 --csv \
+    $bench --benchmark_filter='LayerNorm/bf16/4096x8192/aten$' --opbench_max_time=0.5 >"$out/ncu_layer_norm.csv" 2>&1
+  python3 gpu_checks/ncu_vs_bench_ops.py "$out/ncu_layer_norm.csv" "$out/seed_aten.json" LayerNorm/bf16/4096x8192/aten \
+    2>&1 | tee -a "$out/session.log"
+}
+step_compile() {  # torch.compile (inductor) and eager beside the own kernels, same timing method
+  python3 gpu_checks/torch_compile_timings.py --json "$out/compile.json" --compare "$out/sweep/bench_ops.json" \
+    >"$out/compile.txt" 2>&1
+  log "compile reference rc $?: $(tail -1 "$out/compile.txt")"
+}
+step_vs_inductor() {  # ROUNDS (default 3) alternating rounds of bench_ops and torch_compile_timings, then the median table
+  local dir="$out/vs_inductor" i
+  local filter='^(Ceiling/bf16/[0-9]+x[0-9]+/(read|write|copy)|(LayerNorm|RMSNorm)/bf16/4096x|(Gemv|GatherGemv)/(bf16|int8)/)'
+  for i in $(seq "${ROUNDS:-3}"); do
+    mkdir -p "$dir/round$i"
+    wall $bench --benchmark_filter="$filter" --benchmark_out="$dir/round$i/bench_ops.json" \
+      --benchmark_out_format=json >"$dir/round$i/bench_ops.txt" 2>&1
+    wall python3 gpu_checks/torch_compile_timings.py --json "$dir/round$i/compile.json" >"$dir/round$i/compile.txt" 2>&1
+  done
+  python3 gpu_checks/own_kernels_vs_inductor.py "$dir"/round* --markdown "$dir/table.md" | tail -12 >&2
+}
+step_graph() {
+  wall $bench --opbench_timer=graph --benchmark_filter='^(LayerNorm/bf16|Gemv|GatherGemv)/' \
+    --benchmark_out="$out/graph.json" --benchmark_out_format=json >"$out/graph.txt" 2>&1
+}
+step_aa() {  # one build against itself, one process per repetition: must find no regression
+  python3 -m opbench_tools.compare --binaries $bench $bench --filter '^(LayerNorm/bf16|Gemv/bf16)/' --repetitions 10 \
+    --out-dir "$out/aa" --markdown "$out/aa_compare.md" >"$out/aa_compare.txt" 2>&1
+  python3 -m opbench_tools.gate "$out/aa/old.json" "$out/aa/new.json" >"$out/aa_gate.txt" 2>&1
+  log "A/A gate rc $? ($(tail -1 "$out/aa_gate.txt"))"
+}
+step_trace() {
+  $bench --benchmark_filter='^(MLP/bf16/4096|LayerNorm/bf16/4096x8192)/aten$' --opbench_trace "$out/traces" \
+    --benchmark_out="$out/trace_cases.json" --benchmark_out_format=json >"$out/trace_cases.txt" 2>&1
+  python3 gpu_checks/python_profiler_trace.py "$out/traces/python_mlp.trace.json" >>"$out/session.log" 2>&1
+  python3 gpu_checks/gpu_util_crosscheck.py "$out/traces" "$out/trace_cases.json" >"$out/trace_check.txt" 2>&1
+  log "trace cross-check rc $?: $(tail -1 "$out/trace_check.txt")"
+}
+step_rows() {  # experiment rows with this GPU's targets (issue 3's acceptance command)
+  wall $bench --benchmark_filter='LayerNorm/.*' --output "$out/gpt_fast_benchmark.csv" >"$out/rows.txt" 2>&1
+}
+step_models() {  # whole-model decode (issue 12): the read ceiling first, then Llama2 and Mixtral, own-kernel backends
+  wall $bench --benchmark_filter="${MODELS_FILTER:-^(Ceiling/.*/read(_cuda)?|(Llama2|Mixtral)/.*/(eager|graph|graph_serial))(/|\$)}" --benchmark_out="$out/models.json" \
+    --benchmark_out_format=json --output "$out/models_rows.csv" --opbench_markdown "$out/models_rows.md" \
+    >"$out/models.txt" 2>&1
+  tail -25 "$out/models.txt" >&2
+}
+step_models_py() {  # the same models in PyTorch, eager and torch.compile(mode="reduce-overhead"), same call
+  wall python3 gpu_checks/decode_models_pytorch.py --json "$out/models_python.json" --compare "$out/models.json" \
+    >"$out/models_python.txt" 2>&1
+  tail -20 "$out/models_python.txt" >&2
+}
+TIMER_CASES=(Gemv/bf16/1024/cuda Gemv/bf16/4096/cuda RMSNorm/bf16/4096x4096/cuda LayerNorm/bf16/4096x8192/cuda
+             Gemv/bf16/16384/cuda)
+step_timers() {  # issue 17: cupti, events and graph against ncu's kernel time, 5 own-kernel cases ~5-200 us
+  local filter="^($(IFS='|'; echo "${TIMER_CASES[*]}"))\$"
+  for t in events graph cupti; do
+    wall $bench --benchmark_filter="$filter" --opbench_timer=$t --benchmark_out="$out/timers_$t.json" \
+      --benchmark_out_format=json >"$out/timers_$t.txt" 2>&1
+  done
+  for c in "${TIMER_CASES[@]}"; do   # --launch-skip: past the reference check and the warm-up
+    ncu --clock-control none --metrics gpu__time_duration.sum -k regex:'gemv_vector|vector_kernel|two_pass_kernel' --launch-skip 5 \
+      --launch-count 50 --csv $bench --benchmark_filter="^$c\$" --opbench_max_time=0.3 >"$out/ncu_${c//\//_}.csv" 2>&1
+  done
+  python3 gpu_checks/timers_vs_ncu.py "$out" --json "$out/timers_vs_ncu.json" | tee "$out/timers_vs_ncu.md" >&2
+}
+step_ncu_spin() {  # issue 17: what ncu's gpu__time_duration reads for kernels of known length (5, 20, 100 us)
+  ncu --clock-control none --metrics gpu__time_duration.sum -k regex:spin_kernel --csv \
+    build/opbench_tests --gtest_filter=Gpu.SpinKernelsOfKnownLength* >"$out/ncu_spin.csv" 2>&1
+  build/opbench_tests --gtest_filter=Gpu.SpinKernelsOfKnownLength* >"$out/cupti_spin.txt" 2>&1
+  python3 - "$out/ncu_spin.csv" <<'PY' | tee "$out/ncu_spin.md" >&2
+import csv, statistics, sys
+vals = [float(r[-1].replace(",", "")) * {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[r[-2]]
+        for r in csv.reader(open(sys.argv[1])) if len(r) > 3 and r[-3] == "gpu__time_duration.sum"]
+for want in (5, 20, 100):
+    near = [v for v in vals if abs(v - want) < 0.5 * want]
+    if near:
+        print(f"spin {want} us: ncu gpu__time_duration median {statistics.median(near):.3f} us over {len(near)} launches")
+PY
+  grep "spin .* cupti" "$out/cupti_spin.txt" >&2
+}
+step_selftest() {  # issue 17: the gate's false alarms and detection of an injected 5% slowdown, 20 rounds
+  wall python3 -m opbench_tools.gate_selftest --binary $bench --rounds "${SELFTEST_ROUNDS:-20}" --jobs 4 --slowdown 5 \
+    ${SELFTEST_BUDGET_S:+--time-budget "$SELFTEST_BUDGET_S"} \
+    --filter '^(LayerNorm/bf16/4096x8192|RMSNorm/bf16/4096x16384|Gemv/bf16/16384)/cuda$' \
+    --out-dir /tmp/gate_selftest --json "$out/gate_selftest.json" >"$out/gate_selftest.txt" 2>"$out/gate_selftest.log"
+  cat "$out/gate_selftest.txt" >&2
+}
+step_collective() {  # issue 16, builds nothing: the Collective family over NCCL on this GPU as a world of one,
+  export OPBENCH_COLLECTIVE_NCCL=1   # NCCL on a GPU is opt-in (benchmarks/collective/communicator.cpp says why)
+                     # the same launched by torchrun (env rendezvous through its agent), an opbench-shard sweep
+  wall $bench --benchmark_filter=Collective/ --benchmark_out="$out/collective_n1.json" --benchmark_out_format=json \
+    --output "$out/collective_rows.csv" >"$out/collective_n1.txt" 2>&1
+  log "collective, world of one: rc $?, $(grep -c '^Collective/' "$out/collective_n1.txt") case lines, $(grep -c 'skipped' "$out/collective_n1.txt") skipped"
+  local launcher=()
+  if command -v torchrun >/dev/null; then launcher=(torchrun)
+  elif python3 -c 'import torch.distributed.run' 2>/dev/null; then launcher=(python3 -m torch.distributed.run); fi
+  if [ ${#launcher[@]} -gt 0 ]; then
+    wall "${launcher[@]}" --standalone --nproc-per-node=1 --no-python $bench --benchmark_filter=Collective/ \
+      --benchmark_out="$out/collective_torchrun.json" --benchmark_out_format=json \
+      --output "$out/collective_torchrun_rows.csv" >"$out/collective_torchrun.txt" 2>&1
+    log "collective under ${launcher[*]} --nproc-per-node=1: rc $?, $(grep -c '^Collective/' "$out/collective_torchrun.txt") case lines"
+  else
+    log "collective under torchrun: no torchrun here; not run"
+  fi
+  wall python3 -m opbench_tools.shard -- --benchmark_filter='^(Ceiling/.*/read(_cuda)?|LayerNorm/bf16|Collective/bf16)/' \
+    --output "$out/shard_rows.csv" --benchmark_out="$out/shard.json" >"$out/shard.txt" 2>&1
+  log "opbench-shard over this host's GPUs: rc $?; $(grep '^opbench-shard: shard' "$out/shard.txt" | tr '\n' ' ')"
+  tail -14 "$out/collective_n1.txt" >&2
+}
+step_replay() {
+  wall $bench --oplog "${OPLOG:-../shared/data/oplogs/BertForMaskedLM_training.txt}" --output "$out/replay_bert.csv" \
+    --benchmark_out="$out/replay_bert.json" --benchmark_out_format=json >"$out/replay_bert.txt" 2>&1
+  OPBENCH_BUILD_DIR=build python3 -m pytest -q tests/python/test_replay.py >"$out/replay_pytest.txt" 2>&1
+  log "replay pytest rc $?: $(tail -1 "$out/replay_pytest.txt")"
+}
+
+# The sha the binaries record: .opbench_sha when the tree was copied here with it, else git's HEAD, which a
+# copied tree's .git may hold stale (say so: every result would carry the wrong commit).
+if [ -s .opbench_sha ]; then
+  sha=$(cat .opbench_sha)
+else
+  sha="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown) (git HEAD: no .opbench_sha; stale if this tree was copied)"
+fi
+log "$(date -u +%FT%TZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), sha $sha"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(build ctest sweep seed eager compile ncu graph aa trace rows replay collective)
+for s in "${steps[@]}"; do log "step $s"; "step_$s"; done
+# The sweep's last lines, when this call swept (an older sweep.txt in $out is not this call's; without
+# one a build-only call exited 1).
+if [[ " ${steps[*]} " == *" sweep "* ]]; then tail -25 "$out/sweep.txt"; fi
