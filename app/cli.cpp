@@ -1,42 +1,13 @@
 #include "cli.h"
 
-#include <cmath>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 
+#include "flag_values.h"
+
 namespace opbench {
 namespace {
-
-// Matches `--name=value` or `--name value` (consuming the next argument); nullopt if not this flag.
-std::optional<std::string> flag_value(const std::vector<std::string>& args, size_t& i,
-                                      const std::string& name) {
-  const std::string& arg = args[i];
-  if (arg.rfind(name + "=", 0) == 0) return arg.substr(name.size() + 1);
-  if (arg != name) return std::nullopt;
-  if (i + 1 >= args.size()) throw std::invalid_argument(name + " needs a value");
-  return args[++i];
-}
-
-double parse_number(const std::string& flag, const std::string& text, double min, double max) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(value >= min && value <= max))
-    throw std::invalid_argument(flag + "=" + text + ": expected a number in [" + std::to_string(min) +
-                                ", " + std::to_string(max) + "]");
-  return value;
-}
-
-// A whole number: "1.5" is refused, not truncated.
-int parse_integer(const std::string& flag, const std::string& text, double min, double max) {
-  double value = parse_number(flag, text, min, max);
-  if (value != std::floor(value)) throw std::invalid_argument(flag + "=" + text + ": expected a whole number");
-  return static_cast<int>(value);
-}
 
 // Google Benchmark flags that would be silently ignored or misleading here: refused with what to use.
 void refuse_ignored_gbench_flag(const std::string& arg, bool full_console) {
@@ -65,14 +36,9 @@ InjectedSlowdown parse_injection(const std::string& text) {
   return inject;
 }
 
-OplogOptions& oplog(CliOptions& cli) {
-  if (!cli.oplog) cli.oplog.emplace();
-  return *cli.oplog;
-}
-
 }  // namespace
 
-CliOptions parse_cli(const std::vector<std::string>& args) {
+CliOptions parse_cli(const std::vector<std::string>& args, const MoreFlags& more_flags) {
   CliOptions cli;
   StoppingRule& rule = cli.run.rule;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -130,20 +96,8 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
       if (v->empty() || v->size() > 64 || v->find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
         throw std::invalid_argument("--opbench_run_id=" + *v + ": expected 1 to 64 hex digits");
       cli.run_id = *v;
-    } else if (auto v = flag_value(args, i, "--oplog")) {
-      oplog(cli).path = *v;
-    } else if (auto v = flag_value(args, i, "--oplog_dtype")) {
-      if (*v != "f16" && *v != "bf16" && *v != "f32")
-        throw std::invalid_argument("--oplog_dtype=" + *v + ": expected f16, bf16 or f32");
-      oplog(cli).dtype = *v;
-    } else if (auto v = flag_value(args, i, "--oplog_max_inputs")) {
-      oplog(cli).max_inputs = parse_integer("--oplog_max_inputs", *v, 1, 1e9);
-    } else if (auto v = flag_value(args, i, "--oplog_case_budget_s")) {
-      oplog(cli).case_budget_s = parse_number("--oplog_case_budget_s", *v, 0.001, 86400);
-    } else if (auto v = flag_value(args, i, "--oplog_max_input_mb")) {
-      oplog(cli).max_input_mb = parse_number("--oplog_max_input_mb", *v, 0, 1e9);
-    } else if (args[i] == "--channels_last") {
-      oplog(cli).channels_last = true;
+    } else if (more_flags && more_flags(args, i)) {
+      // another program's flag (operator replay's), taken by more_flags
     } else {
       cli.passthrough.push_back(args[i]);
     }
@@ -154,15 +108,30 @@ CliOptions parse_cli(const std::vector<std::string>& args) {
                                 "per process: trace with the events or graph timer");
   if (cli.shard_times && !cli.shard)
     throw std::invalid_argument("--opbench_shard_times applies to a sharded run: add --opbench_shard=I/N");
-  if (cli.shard && cli.oplog)
-    throw std::invalid_argument("--opbench_shard does not apply to --oplog (a replay runs in one process)");
-  if (cli.oplog && cli.oplog->path.empty())
-    throw std::invalid_argument("--oplog_dtype, --oplog_max_inputs, --oplog_case_budget_s, --oplog_max_input_mb and "
-                                "--channels_last need --oplog FILE|DIR");
   return cli;
 }
 
-std::string cli_help() {
+GbenchFlags gbench_flags(const std::vector<std::string>& args) {
+  GbenchFlags flags;
+  auto value = [](const std::string& arg, const std::string& name) -> std::optional<std::string> {
+    if (arg.rfind(name + "=", 0) == 0) return arg.substr(name.size() + 1);
+    return std::nullopt;
+  };
+  for (const auto& arg : args) {
+    if (auto v = value(arg, "--benchmark_format")) flags.format = *v;
+    if (auto v = value(arg, "--benchmark_out")) flags.out = *v;
+    if (auto v = value(arg, "--benchmark_out_format")) flags.out_format = *v;
+    if (auto v = value(arg, "--benchmark_time_unit")) {
+      flags.time_unit = *v;
+      flags.time_unit_given = true;
+    }
+    if (arg == "--benchmark_list_tests" || value(arg, "--benchmark_list_tests").value_or("") == "true")
+      flags.list_tests = true;
+  }
+  return flags;
+}
+
+std::string cli_help(const std::string& more_help) {
   return R"(bench_ops: PyTorch operator benchmarks (Google Benchmark + LibTorch)
 
 Cases are named Family/dtype/shape/backend, e.g. LayerNorm/bf16/4096x8192/aten. A filter is a
@@ -233,19 +202,7 @@ Several processes (README "Several GPUs"; opbench-shard runs a sharded sweep, on
   rank 0, which alone writes --output, --opbench_markdown and the summary; rank R > 0 writes
   --benchmark_out as FILE.rankR.json and prints only errors.
 
-Operator replay (instead of the families):
-  --oplog FILE|DIR            replay every operator input recorded in an operator-input log
-  --oplog_dtype=f16|bf16|f32  recast the floating-point inputs
-  --oplog_max_inputs=N        at most N inputs per operator
-  --channels_last             4-d inputs in channels-last layout
-  --oplog_case_budget_s=S     skip (after it) an input whose first call takes longer than S seconds
-                              (default 10 on the CPU, 60 on a GPU)
-  --oplog_max_input_mb=MB     do not run inputs larger than MB (default 256 on the CPU, where a
-                              model-sized matmul takes minutes a call; none on a GPU; 0: no limit)
-  The log's lines that do not parse are listed as file:line:column: reason; bench_ops then exits 1.
-  A log of which nothing can run exits 2, listing every reason.
-
-Each case reports its median time (Google Benchmark's time column; manual time) and counters
+)" + more_help + R"(Each case reports its median time (Google Benchmark's time column; manual time) and counters
 GB/s, TFLOP/s, %peak (datasheet), %ceiling (of the ceiling that fits its traffic: read, write or
 copy stream, GEMM; measured by this run's Ceiling cases, when they ran), bytes, flops, samples,
 noise_pct (sample spread), median_noise_pct (the median's), converged; on a GPU also

@@ -1,23 +1,32 @@
-// bench_ops: parses opbench's flags, registers every family's cases for this device, and runs them
-// through Google Benchmark with the console display and the experiment reporter.
+// bench_ops: parses its flags and dispatches to one of its two programs: operator replay with --oplog
+// (replay/run_replay.h), else the sweep of every family's cases (driver.h). Both run through Google
+// Benchmark with the console display and their own results reporter.
 #include <benchmark/benchmark.h>
 
 #include <iostream>
+#include <optional>
 
+#include "case_filter.h"
 #include "cli.h"
-#include "forwarding.h"
 #include "driver.h"
-#include "info.h"
+#include "forwarding.h"
 #include "opbench/check.h"
 #include "opbench/world.h"
-#include "selection.h"
-#include "split.h"
+#include "rank_selection.h"
+#include "replay/command_line.h"
+#include "replay/run_replay.h"
+#include "run_identity.h"
 
 int main(int argc, char** argv) {
   using namespace opbench;
   CliOptions cli;
+  std::optional<replay::OplogOptions> oplog;   // --oplog and its flags: operator replay instead of the sweep
   try {
-    cli = parse_cli(std::vector<std::string>(argv, argv + argc));
+    auto replay_flag = [&](const std::vector<std::string>& args, size_t& i) {
+      return replay::parse_replay_flag(args, i, oplog);
+    };
+    cli = parse_cli(std::vector<std::string>(argv, argv + argc), replay_flag);
+    if (oplog) replay::check_replay_flags(*oplog, cli.shard.has_value());
   } catch (const std::invalid_argument& e) {
     std::cerr << "bench_ops: " << e.what() << "\n(see bench_ops --help)\n";
     return 2;
@@ -45,12 +54,12 @@ int main(int argc, char** argv) {
     gb_argv.push_back(arg.data());
   }
   if (cli.help) {
-    std::cout << cli_help() << std::endl;
+    std::cout << cli_help(replay::replay_help()) << std::endl;
     static char help_flag[] = "--help";
     gb_argv.push_back(help_flag);
   }
   int gb_argc = static_cast<int>(gb_argv.size());
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
-  return run_benchmarks(cli, flags);
+  return oplog ? replay::run_replay(cli, *oplog, flags) : run_sweep(cli, flags);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes an input reader with libFuzzer + ASan + UBSan for a bounded time.
-#   scripts/fuzz.sh oplog  [SECONDS=60] [libFuzzer flags]   the operator-input log parser (lib/oplog)
+#   scripts/fuzz.sh oplog  [SECONDS=60] [libFuzzer flags]   the operator-input log parser (replay/oplog)
 #   scripts/fuzz.sh inputs [SECONDS=60] [libFuzzer flags]   targets files and the rows CSV reader
 # Needs clang++ (Debian package: clang). The oplog seeds: the logs in ../shared/data/oplogs
 # (OPBENCH_SHARED_DIR overrides) and a few malformed lines; the inputs seeds: targets/*.json and CSV
@@ -36,7 +36,7 @@ seed_inputs() {
 }
 
 seed_oplog() {
-  "$cxx" "${flags[@]}" -I"$root/lib" "$root/tests/fuzz/oplog_fuzz.cpp" "$root"/lib/oplog/*.cpp -o "$work/fuzz"
+  "$cxx" "${flags[@]}" -I"$root" "$root/tests/fuzz/oplog_fuzz.cpp" "$root"/replay/oplog/*.cpp -o "$work/fuzz"
   dict=(-dict="$work/oplog.dict")
   # Seeds: the real logs and one file per malformed line.
 if compgen -G "$shared/data/oplogs/*.txt" >/dev/null; then

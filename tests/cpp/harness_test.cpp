@@ -223,19 +223,6 @@ TEST(Trace, MmKernelNames) {
   EXPECT_FALSE(is_mm_kernel("elementwise_kernel"));
 }
 
-TEST(Cli, OplogFlags) {
-  CliOptions cli = parse_cli({"b", "--oplog", "logs/", "--oplog_dtype=bf16", "--oplog_max_inputs=3",
-                              "--channels_last", "--benchmark_list_tests"});
-  ASSERT_TRUE(cli.oplog.has_value());
-  EXPECT_EQ(cli.oplog->path, "logs/");
-  EXPECT_EQ(cli.oplog->dtype.value_or(""), "bf16");
-  EXPECT_EQ(cli.oplog->max_inputs, 3);
-  EXPECT_TRUE(cli.oplog->channels_last);
-  EXPECT_FALSE(parse_cli({"b"}).oplog.has_value());
-  EXPECT_THROW(parse_cli({"b", "--oplog_max_inputs=3"}), std::invalid_argument);
-  EXPECT_THROW(parse_cli({"b", "--oplog=x", "--oplog_dtype=f64"}), std::invalid_argument);
-}
-
 TEST(Cli, BadValuesNameTheFlag) {
   auto message_of = [](std::vector<std::string> args) {
     try {

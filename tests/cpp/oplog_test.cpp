@@ -1,4 +1,4 @@
-// The operator-input log parser (lib/oplog): the real Bert log, malformed lines, aliases, round trips.
+// The operator-input log parser (replay/oplog): the real Bert log, malformed lines, aliases, round trips.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-#include "oplog/oplog.h"
+#include "replay/oplog/oplog.h"
 #include "test_files.h"
 
 #ifndef OPBENCH_SHARED_DIR

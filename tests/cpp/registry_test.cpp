@@ -87,7 +87,7 @@ TEST(FamilyDescriptor, CasesCarryTheirWorkExperimentsAndBackendsFilteredByDevice
   EXPECT_EQ(cases_of(f, gpu).size(), 2u);
 }
 
-// Structural: lib/, reporters/ and app/ compare against no family or experiment name. A family name
+// Structural: lib/, reporters/, app/ and replay/ compare against no family or experiment name. A family name
 // in a string literal there would mean the harness knows a family (as it once did: a map from family
 // to experiment in lib/targets.cpp silently dropped rows of families missing from it).
 TEST(FamilyDescriptor, HarnessReportersAndProgramNameNoFamily) {
@@ -100,7 +100,7 @@ TEST(FamilyDescriptor, HarnessReportersAndProgramNameNoFamily) {
   // The one allowed literal: a CUDA kernel-name pattern for mm kernels in traces, not a family.
   const std::string allowed = "lib/trace.cpp:\"gemv\"";
   int files = 0;
-  for (const char* dir : {"lib", "reporters", "app"}) {
+  for (const char* dir : {"lib", "reporters", "app", "replay"}) {
     for (const auto& entry : fs::recursive_directory_iterator(fs::path(OPBENCH_SOURCE_DIR) / dir)) {
       std::string ext = entry.path().extension().string();
       if (ext != ".cpp" && ext != ".h" && ext != ".cu") continue;

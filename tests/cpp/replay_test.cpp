@@ -1,4 +1,4 @@
-// Replay of operator-input logs (lib/replay, reporters/replay): operator resolution, matching recorded
+// Replay of operator-input logs (replay/): its flags, operator resolution, matching recorded
 // values against schemas, input materialization with valid indices, boxed calls, output comparison,
 // and the reporter's quantiles, rows and CSV. Runs on CPU.
 #include <ATen/ops/arange.h>
@@ -7,12 +7,17 @@
 #include <ATen/ops/randn.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <sstream>
 
-#include "oplog/oplog.h"
+#include "cli.h"
 #include "opbench/gbench_compat.h"
-#include "replay.h"
-#include "replay/replay.h"
+#include "replay/command_line.h"
+#include "replay/index_rules.h"
+#include "replay/oplog/oplog.h"
+#include "replay/operator_call.h"
+#include "replay/reporter.h"
+#include "replay/stacks.h"
 
 namespace opbench::replay {
 namespace {
@@ -41,6 +46,47 @@ torch::jit::Stack stack_for(const std::string& op, const std::string& input, Rep
   Planned p = plan_for(op, input, options);
   if (!p.plan) throw std::runtime_error(op + ": " + p.why);
   return build_stack(*p.plan, options, 7);
+}
+
+// bench_ops' command line as main parses it: replay's flags into *oplog, then their check.
+CliOptions parse_with_replay(const std::vector<std::string>& args, std::optional<OplogOptions>& oplog) {
+  CliOptions cli = parse_cli(args, [&](const std::vector<std::string>& all, std::size_t& i) {
+    return parse_replay_flag(all, i, oplog);
+  });
+  if (oplog) check_replay_flags(*oplog, cli.shard.has_value());
+  return cli;
+}
+
+TEST(ReplayFlags, AreTakenBesideTheSweepsFlagsAndCheckedTogether) {
+  std::optional<OplogOptions> oplog;
+  CliOptions cli = parse_with_replay({"b", "--oplog", "logs/", "--oplog_dtype=bf16", "--oplog_max_inputs=3",
+                                      "--channels_last", "--output", "r.csv", "--benchmark_list_tests"}, oplog);
+  ASSERT_TRUE(oplog.has_value());
+  EXPECT_EQ(oplog->path, "logs/");
+  EXPECT_EQ(oplog->dtype.value_or(""), "bf16");
+  EXPECT_EQ(oplog->max_inputs, 3);
+  EXPECT_TRUE(oplog->channels_last);
+  EXPECT_EQ(cli.output.value_or(""), "r.csv");
+  EXPECT_EQ(cli.passthrough, (std::vector<std::string>{"b", "--benchmark_list_tests"}));
+  std::optional<OplogOptions> none, without_log, bad_dtype, sharded;
+  parse_with_replay({"b"}, none);
+  EXPECT_FALSE(none.has_value());
+  EXPECT_THROW(parse_with_replay({"b", "--oplog_max_inputs=3"}, without_log), std::invalid_argument);
+  EXPECT_THROW(parse_with_replay({"b", "--oplog=x", "--oplog_dtype=f64"}, bad_dtype), std::invalid_argument);
+  EXPECT_THROW(parse_with_replay({"b", "--oplog=x", "--opbench_shard=0/2"}, sharded), std::invalid_argument);
+}
+
+TEST(ReplayFlags, HelpListsEveryFlagTheParserTakes) {
+  const std::string help = cli_help(replay_help());
+  for (const char* flag : {"--oplog", "--oplog_dtype", "--oplog_max_inputs", "--channels_last", "--oplog_case_budget_s",
+                           "--oplog_max_input_mb"}) {
+    std::vector<std::string> args{flag, "1"};
+    std::size_t i = 0;
+    std::optional<OplogOptions> oplog;
+    if (std::string(flag) == "--oplog_dtype") args[1] = "f16";
+    EXPECT_TRUE(parse_replay_flag(args, i, oplog)) << flag;
+    EXPECT_NE(help.find(std::string("\n  ") + flag), std::string::npos) << flag;
+  }
 }
 
 TEST(ReplayResolve, FindsOverloadsAndDefaultMeansTheEmptyOverload) {

@@ -1,4 +1,4 @@
-// libFuzzer target for the operator-input log parser (lib/oplog). Build and run: scripts/fuzz.sh oplog.
+// libFuzzer target for the operator-input log parser (replay/oplog). Build and run: scripts/fuzz.sh oplog.
 // Besides "no crash, no sanitizer report, no escaping exception", it checks the parser's promises:
 // every line is accounted for, issues point inside the text, and what parses prints back to
 // something that parses to the same thing.
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "oplog/oplog.h"
+#include "replay/oplog/oplog.h"
 
 namespace ol = opbench::oplog;
 
