@@ -20,13 +20,14 @@
 #include <random>
 #include <sstream>
 
+#include "atomic_file.h"
+#include "benchmark_names.h"
 #include "common/launch_rules.h"
-#include "console.h"
-#include "experiments.h"
+#include "compact_console.h"
+#include "experiment_reporter.h"
+#include "experiment_summary.h"
+#include "forwarding_reporter.h"
 #include "info.h"
-#include "outputs.h"
-#include "summary.h"
-#include "forwarding.h"
 #include "opbench/check.h"
 #include "opbench/targets.h"
 #include "opbench/telemetry.h"
@@ -35,7 +36,7 @@
 #include "opbench/gbench_compat.h"
 #include "replay.h"
 #include "replay/register.h"
-#include "row_file.h"
+#include "row_file_append.h"
 #include "selection.h"
 #include "split.h"
 #include "opbench/world.h"
@@ -121,17 +122,6 @@ bool cupti_usable(const DeviceInfo& device, const RunOptions& options) {
   }
   std::cerr << "bench_ops: --opbench_timer=cupti is unavailable: " << why << "\n";
   return false;
-}
-
-// The first line of the compact view: what ran where, with what.
-std::string run_title(const RunInfo& info) {
-  std::string title = "bench_ops on " + info.device.name + " (" + (info.device.is_gpu ? "GPU" : "CPU") +
-                      "; timer " + info.timer + ", cache " + info.cache + "; opbench " + info.opbench_sha +
-                      ", torch " + info.torch_version + ")";
-#ifndef NDEBUG
-  title += "\nopbench itself was built without optimization: timings of its own kernels may suffer";
-#endif
-  return title;
 }
 
 std::unique_ptr<benchmark::BenchmarkReporter> make_format_reporter(const std::string& format) {

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "cli.h"
-#include "forwarding.h"
+#include "benchmark_names.h"
 #include "driver.h"
 #include "info.h"
 #include "opbench/check.h"
