@@ -1,5 +1,5 @@
 // bench_ops' command line: its own flags, parsed before Google Benchmark sees argv (operator replay's
-// are parsed by replay/command_line.h through MoreFlags), and the Google Benchmark flags bench_ops
+// are parsed by app/replay_flags.h through MoreFlags), and the Google Benchmark flags bench_ops
 // must know. Every Google Benchmark flag (--benchmark_filter, --benchmark_out,
 // --benchmark_repetitions, ...) passes through untouched.
 #pragma once

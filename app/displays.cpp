@@ -6,8 +6,9 @@
 #include <sstream>
 #include <vector>
 
-#include "console.h"
-#include "forwarding.h"
+#include "compact_console.h"
+#include "benchmark_names.h"
+#include "forwarding_reporter.h"
 #include "opbench/cases.h"
 #include "opbench/gbench_compat.h"
 #include "opbench/world.h"
@@ -30,17 +31,6 @@ class RankErrorReporter : public benchmark::BenchmarkReporter {
  private:
   int rank_;
 };
-
-// The first line of the compact view: what ran where, with what.
-std::string run_title(const RunInfo& info) {
-  std::string title = "bench_ops on " + info.device.name + " (" + (info.device.is_gpu ? "GPU" : "CPU") +
-                      "; timer " + info.timer + ", cache " + info.cache + "; opbench " + info.opbench_sha +
-                      ", torch " + info.torch_version + ")";
-#ifndef NDEBUG
-  title += "\nopbench itself was built without optimization: timings of its own kernels may suffer";
-#endif
-  return title;
-}
 
 }  // namespace
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cli.h"
-#include "experiments.h"
+#include "experiment_reporter.h"
 
 namespace opbench {
 

@@ -11,16 +11,16 @@
 
 #include "case_filter.h"
 #include "displays.h"
-#include "experiments.h"
+#include "experiment_reporter.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
 #include "opbench/targets.h"
 #include "opbench/world.h"
-#include "outputs.h"
-#include "row_file.h"
+#include "atomic_file.h"
+#include "row_file_append.h"
 #include "run_identity.h"
 #include "run_steps.h"
-#include "summary.h"
+#include "experiment_summary.h"
 
 namespace opbench {
 namespace {

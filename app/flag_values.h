@@ -1,5 +1,5 @@
 // Reading one flag of bench_ops' command line and checking its value: shared by the sweep's flags
-// (cli.cpp) and operator replay's (replay/command_line.cpp). Each throws std::invalid_argument naming
+// (cli.cpp) and operator replay's (app/replay_flags.cpp). Each throws std::invalid_argument naming
 // the flag and what it accepts.
 #pragma once
 #include <cmath>

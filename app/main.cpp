@@ -1,5 +1,5 @@
 // bench_ops: parses its flags and dispatches to one of its two programs: operator replay with --oplog
-// (replay/run_replay.h), else the sweep of every family's cases (driver.h). Both run through Google
+// (app/replay_entry.h), else the sweep of every family's cases (driver.h). Both run through Google
 // Benchmark with the console display and their own results reporter.
 #include <benchmark/benchmark.h>
 
@@ -7,14 +7,14 @@
 #include <optional>
 
 #include "case_filter.h"
+#include "benchmark_names.h"
 #include "cli.h"
 #include "driver.h"
-#include "forwarding.h"
 #include "opbench/check.h"
 #include "opbench/world.h"
 #include "rank_selection.h"
-#include "replay/command_line.h"
-#include "replay/run_replay.h"
+#include "replay_flags.h"
+#include "replay_entry.h"
 #include "run_identity.h"
 
 int main(int argc, char** argv) {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cli.h"
-#include "experiments.h"
+#include "experiment_reporter.h"
 #include "opbench/device.h"
 
 namespace opbench {

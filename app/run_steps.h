@@ -1,5 +1,5 @@
 // The steps of a run of registered cases that both of bench_ops' programs take: the sweep of the
-// families (driver.h) and operator replay (replay/run_replay.h). Each program registers its cases,
+// families (driver.h) and operator replay (app/replay_entry.h). Each program registers its cases,
 // builds its results reporter and decides its exit code; these steps list, select this process's
 // cases, record the run, display it, take the GPU lock and run Google Benchmark. In run order:
 //   cupti_usable, list_instead_of_running, cases_of_this_process, launch_rules_in_force,
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "cli.h"
-#include "experiments.h"
+#include "experiment_reporter.h"
 #include "opbench/cases.h"
 #include "opbench/check.h"
 #include "opbench/device.h"

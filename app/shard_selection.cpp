@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "forwarding.h"
+#include "benchmark_names.h"
 #include "opbench/check.h"
 
 namespace opbench {

@@ -144,7 +144,10 @@ void CaseContext::time(const std::function<void()>& iteration, const Work& work,
   }
   finished_ = true;
   for (auto _ : state_) state_.SetIterationTime(m.median);
-  Figures figures = figures_of(work, m.median, run_.device.peaks, run_.ceilings);
+  const std::optional<CacheMode> cache_used = m.timer == TimerKind::kHost ? std::nullopt : std::optional(cache);
+  result_ = timed_result(work, m.median, m.timer, cache_used, run_.device.peaks, run_.ceilings);
+  result_.throttled = throttled_share_exceeded(m.throttled_samples, static_cast<double>(m.samples.size()));
+  Figures& figures = result_.figures;
   if (info_.measures) {   // a ceiling is not a share of itself
     run_.ceilings.record(*info_.measures, work.bytes_read + work.bytes_written,
                          *info_.measures == CeilingKind::kGemm ? figures.tflops : figures.gbps);
@@ -158,7 +161,7 @@ void CaseContext::time(const std::function<void()>& iteration, const Work& work,
   const std::string throttled = m.timer != TimerKind::kHost ? add_clock_counters(state_, m, run_.device) : "";
   if (!run_.trace.dir.empty()) add_trace_counters(state_, run_.trace, info_.name(), iteration);
   std::string label = std::string("timer=") + timer_kind_name(m.timer);
-  if (m.timer != TimerKind::kHost) label += cache == CacheMode::kCold ? " cache=cold" : " cache=warm";
+  if (cache_used) label += std::string(" cache=") + cache_mode_name(cache_used);
   if (!request.note.empty()) label += " " + request.note;
   state_.SetLabel(label + throttled + injected);
 }
@@ -170,27 +173,31 @@ void CaseContext::check_and_time(const std::function<void()>& iteration, const s
   time(iteration, request);
 }
 
-void CaseContext::skip_unavailable(const std::string& why) {
-  state_.SkipWithError((kUnavailablePrefix + why).c_str());
+void CaseContext::skip(const std::string& why) {
+  state_.SkipWithError(why.c_str());
+  result_.failure = why;
   finished_ = true;
 }
+
+void CaseContext::skip_unavailable(const std::string& why) { skip(kUnavailablePrefix + why); }
 
 void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContext&)> body) {
   const CaseInfo& kept = run.cases.add(std::move(info));
   auto case_body = [body = std::move(body), &kept, &run](benchmark::State& state) {
-    CaseContext ctx(state, kept, run);
+    CaseResult& result = run.results.add(kept.name());
+    CaseContext ctx(state, kept, run, result);
     if (run.on_case_start) run.on_case_start(kept);
     try {
       body(ctx);
+      if (!ctx.finished() && !state.error_occurred())
+        ctx.skip("the case neither timed its work nor said why it was skipped");
     } catch (const c10::Error& e) {
-      state.SkipWithError(e.what_without_backtrace());
-      return;
+      ctx.skip(e.what_without_backtrace());
     } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
-      return;
+      ctx.skip(e.what());
     }
-    if (!ctx.finished() && !state.error_occurred())
-      state.SkipWithError("the case neither timed its work nor said why it was skipped");
+    if (state.error_occurred() && result.timed()) result.failure = "skipped through benchmark::State";
+    for (const auto& [name, counter] : state.counters) result.counters[name] = counter.value;
   };
   const std::string& unit = run.options.time_unit;
   benchmark::RegisterBenchmark(kept.name().c_str(), case_body)

@@ -6,7 +6,7 @@
 
 #include "opbench/cases.h"
 #include "opbench/device.h"
-#include "replay/command_line.h"
+#include "replay/replay_options.h"
 #include "replay/replay_plan.h"
 
 namespace opbench::replay {

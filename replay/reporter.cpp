@@ -9,7 +9,8 @@
 #include "opbench/cases.h"
 #include "opbench/check.h"
 #include "opbench/gbench_compat.h"
-#include "outputs.h"
+#include "atomic_file.h"
+#include "csv_format.h"
 
 namespace opbench {
 namespace {

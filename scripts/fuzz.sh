@@ -28,7 +28,7 @@ dict=()
 
 seed_inputs() {
   "$cxx" "${flags[@]}" -I"$root/lib" -I"$root/reporters" "$root/tests/fuzz/inputs_fuzz.cpp" \
-    "$root/lib/targets.cpp" "$root/lib/check.cpp" "$root/reporters/csv.cpp" -o "$work/fuzz"
+    "$root/lib/targets.cpp" "$root/lib/check.cpp" "$root/reporters/csv_format.cpp" -o "$work/fuzz"
   local i=0 f
   for f in "$root"/targets/*.json; do { printf '\x00'; cat "$f"; } >"$work/seeds/targets_$i"; i=$((i + 1)); done
   printf '\x01name,metric,target\nx,"a ""q"" b",1e308\n"open\n' >"$work/seeds/csv_0"

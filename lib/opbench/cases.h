@@ -2,7 +2,8 @@
 // Names are `Family/dtype/shape/backend` (e.g. `LayerNorm/bf16/4096x8192/aten`): stable keys that
 // compare and gate match on, with the family first so `--benchmark_filter=LayerNorm/.*` picks one.
 // Every registered case keeps its CaseInfo in the run's CaseRegistry; reporters look cases up there
-// by name and never parse one. Families describe their cases through opbench/family.h.
+// by name and never parse one. What each repetition of a case measured is kept in the run's
+// CaseResults (opbench/case_result.h). Families describe their cases through opbench/family.h.
 #pragma once
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "opbench/case_result.h"
 #include "opbench/device.h"
 #include "opbench/experiment.h"
 #include "opbench/timer.h"
@@ -77,8 +79,9 @@ class CaseRegistry {
   std::vector<const CaseInfo*> order_;
 };
 
-// One bench_ops run: the device, the options, the cases and the ceilings measured so far. Created by
-// the driver (or a test) and passed to whatever registers or runs cases; it outlives the run.
+// One bench_ops run: the device, the options, the cases, what each repetition of a case measured and
+// the ceilings measured so far. Created by the driver (or a test) and passed to whatever registers or
+// runs cases; it outlives the run.
 struct RunContext {
   explicit RunContext(const DeviceInfo& device_info, RunOptions run_options = {}, TraceOptions trace_options = {})
       : device(device_info), options(run_options), trace(trace_options) {}
@@ -86,6 +89,7 @@ struct RunContext {
   RunOptions options;
   TraceOptions trace;
   CaseRegistry cases;
+  CaseResults results;          // one per repetition of a case, added as it runs (register_case)
   Ceilings ceilings;            // filled by the Ceiling cases as they run (they run first)
   std::function<void(const CaseInfo&)> on_case_start;   // optional: progress before each case runs
   c10::Device torch_device() const;   // the current CUDA device (device.index) on a GPU, else the CPU
@@ -111,23 +115,26 @@ inline bool throttled_share_exceeded(double discarded, double kept) {
 // such skips do not make bench_ops exit non-zero, other skips do.
 inline constexpr const char* kUnavailablePrefix = "unavailable: ";
 
-// What a case body gets: its info, the device, and the timer.
+// What a case body gets: its info, the device, and the timer. `result`: where this repetition's
+// result goes (register_case adds it to run.results).
 class CaseContext {
  public:
-  CaseContext(benchmark::State& state, const CaseInfo& info, RunContext& run)
-      : state_(state), info_(info), run_(run) {}
+  CaseContext(benchmark::State& state, const CaseInfo& info, RunContext& run, CaseResult& result)
+      : state_(state), info_(info), run_(run), result_(result) {}
   const CaseInfo& info() const { return info_; }
   c10::Device device() const { return run_.torch_device(); }
   const RunOptions& options() const { return run_.options; }
   benchmark::State& state() { return state_; }
 
-  // Times `iteration` under the stopping rule, hands the median to Google Benchmark as manual time and
-  // sets the counters: figures_of(work) (work.h), "samples", "noise_pct" (sample spread),
-  // "median_noise_pct" (the stopping rule's), "converged" (0/1), on a GPU "throttled_samples" (discarded)
-  // and, where readable, "sm_clock_mhz" (median over the kept samples, from GPU timestamps) and NVML's
-  // "nvml_sm_clock_mhz", "power_w", "temperature_c" after the samples; and a label
-  // "timer=<kind> cache=<cold|warm>" (+ "THROTTLED ..." when over kThrottledShareFlag of the samples were
-  // discarded). A Ceiling case records its figure in the run's ceilings.
+  // Times `iteration` under the stopping rule and hands the median to Google Benchmark as manual time.
+  // Keeps the repetition's result (timed_result, case_result.h: its figures, the timer and cache mode it
+  // used, whether it throttled) and sets the counters from those figures (set_figure_counters, work.h),
+  // "samples", "noise_pct" (sample spread), "median_noise_pct" (the stopping rule's), "converged" (0/1),
+  // on a GPU "throttled_samples" (discarded) and, where readable, "sm_clock_mhz" (median over the kept
+  // samples, from GPU timestamps) and NVML's "nvml_sm_clock_mhz", "power_w", "temperature_c" after the
+  // samples; and a label "timer=<kind>" with " cache=<cold|warm>" unless the timer is the host's (which
+  // flushes nothing), + "THROTTLED ..." when over kThrottledShareFlag of the samples were discarded.
+  // A Ceiling case records its figure in the run's ceilings.
   // REQUIRES: called once per case body (it runs Google Benchmark's loop). `work` defaults to info().work.
   void time(const std::function<void()>& iteration, const TimingRequest& request = {});
   void time(const std::function<void()>& iteration, const Work& work, const TimingRequest& request = {});
@@ -135,7 +142,9 @@ class CaseContext {
   // when it returns), then times: the harness's "check before timing", in one call.
   void check_and_time(const std::function<void()>& iteration, const std::function<void()>& check,
                       const TimingRequest& request = {});
-  void skip_unavailable(const std::string& why);
+  // Skips the case with an error (Google Benchmark's run and the repetition's result say `why`).
+  void skip(const std::string& why);
+  void skip_unavailable(const std::string& why);   // skip(kUnavailablePrefix + why)
   bool finished() const { return finished_; }
 
  private:
@@ -144,12 +153,14 @@ class CaseContext {
   benchmark::State& state_;
   const CaseInfo& info_;
   RunContext& run_;
+  CaseResult& result_;
   bool finished_ = false;
 };
 
 // Adds `info` to run.cases and registers it with Google Benchmark; the body builds inputs, checks the
-// result, then calls ctx.time. Any exception it throws becomes SkipWithError with the exception's
-// message, and the sweep goes on. Throws opbench::Error on a duplicate name.
+// result, then calls ctx.time. Each repetition adds a result to run.results before the body runs and,
+// after it, the counters the body set. Any exception the body throws skips the case with the
+// exception's message (ctx.skip), and the sweep goes on. Throws opbench::Error on a duplicate name.
 void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContext&)> body);
 
 }  // namespace opbench

@@ -32,8 +32,8 @@ const char* metric_counter(Metric metric);
 bool metric_lower_is_better(Metric metric);   // times and latencies
 
 // How an experiment's cases become its `actual`: the mean over its cases (the shapes) of each case's
-// median over repetitions, as gpt-fast averages its shapes. (The only rule so far; a family that needs
-// another adds it here.)
+// median over repetitions, as gpt-fast averages its shapes (experiment_row, opbench/rows.h). A family
+// that needs another rule adds it here and there.
 enum class Aggregate { kMeanOverCases };
 
 struct Experiment {

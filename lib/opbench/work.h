@@ -1,6 +1,7 @@
 // What one iteration moves and computes, and the ONE function that turns it and a time into every
 // derived figure: GB/s, TFLOP/s, items/s, % of datasheet peak and % of this run's measured ceilings.
-// The per-case counters and the experiment rows both come from figures_of(); nothing else computes them.
+// The per-case counters and the experiment rows both come from figures_of(), called once per timed
+// repetition (timed_result, opbench/case_result.h); nothing else computes them.
 //
 // Bytes are counted once per tensor read and once per tensor written (no cache reuse, no re-reads);
 // each family documents what it counts. FLOPs: 2*M*N*K for matmul-like work, per family otherwise.
@@ -35,10 +36,10 @@ enum class CeilingKind { kRead, kWrite, kCopy, kGemm };
 const char* ceiling_kind_name(CeilingKind kind);   // "read", "write", "copy", "gemm"
 
 // One kind of stream's GB/s as a function of the bytes it moves. A stream has a fixed cost (launch,
-// first-wave latency, the tail) that a small one cannot amortize: on the H200 our read stream reached
-// 3507 GB/s over 64 MiB, 4304 over 256 MiB and 4611 over 1 GiB (results/NVIDIA_H200/
-// int8_gemv_experiment), so a 256 MiB GEMV held to the 1 GiB figure could never pass 93%. The Ceiling
-// streams run at several sizes; a case is held to the stream of its own byte count:
+// first-wave latency, the tail) that a small one cannot amortize: on the H200 our read stream reaches
+// 3507 GB/s over 64 MiB, 4304 over 256 MiB and 4611 over 1 GiB, so a 256 MiB GEMV held to the 1 GiB
+// figure could never pass 93%. The Ceiling streams run at several sizes; a case is held to the stream
+// of its own byte count:
 //   - record keeps the fastest GB/s of each byte count (ATen's stream and ours: a bound that another
 //     stream beats is no bound);
 //   - between two recorded sizes the time is interpolated linearly in bytes;

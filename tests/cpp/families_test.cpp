@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/common.h"
-#include "forwarding.h"
+#include "benchmark_names.h"
 #include "opbench/family.h"
 #include "opbench/check.h"
 #include "opbench/device.h"

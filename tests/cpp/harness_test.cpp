@@ -8,7 +8,7 @@
 #include <optional>
 #include <thread>
 
-#include "forwarding.h"
+#include "benchmark_names.h"
 #include "opbench/cases.h"
 #include "opbench/check.h"
 #include "cli.h"
@@ -106,8 +106,8 @@ TEST(Work, CeilingOfAKindIsItsFastestStream) {
   EXPECT_DOUBLE_EQ(*figures_of(work(3.174e9, 0, 0), 1e-3, std::nullopt, c).percent_of_ceiling(), 100);
 }
 
-// A case is held to the stream of its own size (the H200's read streams of
-// results/NVIDIA_H200/int8_gemv_experiment): a 256 MiB read at the 256 MiB stream's speed is 100%, not 93% of the 1 GiB figure.
+// A case is held to the stream of its own size (the H200's read streams at 64 MiB, 256 MiB and 1 GiB):
+// a 256 MiB read at the 256 MiB stream's speed is 100%, not 93% of the 1 GiB figure.
 TEST(Work, CeilingFollowsTheBytesOfTheCase) {
   constexpr double kMiB = double(int64_t{1} << 20);
   Ceilings c;

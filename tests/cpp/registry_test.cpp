@@ -10,11 +10,11 @@
 #include <set>
 #include <sstream>
 
-#include "experiments.h"
+#include "csv_format.h"
+#include "experiment_reporter.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
 #include "opbench/targets.h"
-#include "outputs.h"
 #include "test_files.h"
 
 namespace opbench {
@@ -122,10 +122,12 @@ TEST(FamilyDescriptor, HarnessReportersAndProgramNameNoFamily) {
 // --- A recorded run through today's reporters --------------------------------------------------------
 // tests/cpp/golden/h200_recheck/: bench_ops.json (Google Benchmark JSON of the default sweep on an H200,
 // sha e3dd1e6676f0, before the registry) and the gpt_fast_benchmark.csv/.json that run wrote, with the
-// targets file it used. The runs are fed to today's ExperimentReporter (looked up in the registry,
-// figures recomputed from work and manual time); the CSV must match cell for cell (today's rows add
-// run_id, timestamp and device_id after the recorded columns), the dashboard JSON record for record with numbers
-// equal to 1e-12 relative (the old code divided in another order).
+// targets file it used. Each recorded case becomes a result through timed_result, the function
+// CaseContext::time derives a case's figures with, from its recorded time and the timer and cache of
+// its label; its run then goes through today's ExperimentReporter as Google Benchmark reports it. The
+// CSV must match cell for cell (today's rows add run_id, timestamp and device_id after the recorded
+// columns), the dashboard JSON record for record with numbers equal to 1e-12 relative (the old code
+// divided in another order).
 
 using BRun = benchmark::BenchmarkReporter::Run;
 
@@ -174,20 +176,27 @@ TEST(RecordedRun, H200SweepGivesTheRowsTheOldReportersWrote) {
   RunContext run(info.device);
   for (const auto& family : registered_families())
     for (auto& c : cases_of(family, info.device)) run.cases.add(std::move(c));
+  for (const auto& b : recorded["benchmarks"]) {   // the ceilings that run's Ceiling cases measured
+    const CaseInfo* c = run.cases.find(b["name"].get<std::string>());
+    ASSERT_NE(c, nullptr) << b["name"] << " is not a case the families register on a GPU";
+    if (c->measures)
+      run.ceilings.record(*c->measures, c->work.bytes_read + c->work.bytes_written,
+                          b.contains("TFLOP/s") ? b["TFLOP/s"].get<double>() : b["GB/s"].get<double>());
+  }
   std::vector<BRun> runs;
   for (const auto& b : recorded["benchmarks"]) {
     std::string name = b["name"].get<std::string>();
-    ASSERT_NE(run.cases.find(name), nullptr) << name << " is not a case the families register on a GPU";
+    std::smatch label;
+    std::string text = b["label"].get<std::string>();
+    ASSERT_TRUE(std::regex_search(text, label, std::regex("timer=(\\w+) cache=(\\w+)"))) << name << ": " << text;
+    ASSERT_EQ(label[1], "events") << name;
+    ASSERT_EQ(b["iterations"].get<int64_t>(), 1) << name;
+    const std::optional<CacheMode> cache = label[2] == "cold" ? CacheMode::kCold : CacheMode::kWarm;
+    run.results.add(name) = timed_result(run.cases.find(name)->work, b["real_time"].get<double>() * 1e-6,   // us
+                                         TimerKind::kEvents, cache, info.device.peaks, run.ceilings);
     BRun r;
     r.run_name.function_name = name;
     r.run_type = BRun::RT_Iteration;
-    r.iterations = b["iterations"].get<int64_t>();
-    r.real_accumulated_time = b["real_time"].get<double>() * 1e-6 * static_cast<double>(r.iterations);   // us
-    if (name.rfind("Ceiling/", 0) == 0) {   // the ceilings that run's Ceiling cases measured
-      const CaseInfo& c = *run.cases.find(name);
-      run.ceilings.record(*c.measures, c.work.bytes_read + c.work.bytes_written,
-                          b.contains("TFLOP/s") ? b["TFLOP/s"].get<double>() : b["GB/s"].get<double>());
-    }
     runs.push_back(r);
   }
 

@@ -12,7 +12,7 @@
 
 #include "cli.h"
 #include "opbench/gbench_compat.h"
-#include "replay/command_line.h"
+#include "replay_flags.h"
 #include "replay/index_rules.h"
 #include "replay/oplog/oplog.h"
 #include "replay/operator_call.h"

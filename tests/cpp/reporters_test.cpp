@@ -1,23 +1,30 @@
 // The experiment reporter's actual output: CSV and dashboard JSON against golden files, header repair
-// and append, bad and missing targets, the name and ceiling handling of the forwarding reporter.
+// and append, bad and missing targets, a case's own timer in its row, the console title's wrapping,
+// the name and failure handling of the forwarding reporter.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
-#include "console.h"
-#include "experiments.h"
-#include "forwarding.h"
+#include "benchmark_names.h"
+#include "compact_console.h"
+#include "csv_format.h"
+#include "dashboard_json.h"
+#include "experiment_reporter.h"
+#include "experiment_summary.h"
+#include "forwarding_reporter.h"
+#include "line_wrap.h"
 #include "opbench/family.h"
 #include "opbench/check.h"
 #include "opbench/gbench_compat.h"
 #include "opbench/targets.h"
-#include "outputs.h"
-#include "row_file.h"
-#include "summary.h"
+#include "row_csv.h"
+#include "row_file_append.h"
 #include "test_files.h"
 
 namespace opbench {
@@ -78,20 +85,36 @@ RunContext& h200_run() {
   return run;
 }
 
-// A run of `name` whose manual time makes its registered work reach `gbps` (or `tflops` when given).
-BRun case_run(const std::string& name, double gbps, double tflops = 0) {
+// Records in h200_run() the result CaseContext::time keeps for `name` timed at `seconds` (by `timer`
+// with `cache`), and returns the run Google Benchmark reports for it.
+BRun timed_run(const std::string& name, double seconds, bool throttled = false, TimerKind timer = TimerKind::kEvents,
+               std::optional<CacheMode> cache = CacheMode::kCold, std::map<std::string, double> counters = {}) {
+  RunContext& run = h200_run();
+  const CaseInfo* info = run.cases.find(name);
+  EXPECT_NE(info, nullptr) << name;
+  CaseResult& result = run.results.add(name);
+  result = timed_result(info->work, seconds, timer, cache, run.device.peaks, run.ceilings);
+  result.throttled = throttled;
+  result.counters = std::move(counters);
+  BRun r;
+  r.run_name.function_name = name;
+  r.run_type = BRun::RT_Iteration;
+  r.iterations = 1;
+  r.real_accumulated_time = seconds;
+  return r;
+}
+
+// A run of `name` whose time makes its registered work reach `gbps` (or `tflops` when given).
+BRun case_run(const std::string& name, double gbps, double tflops = 0, bool throttled = false) {
   const CaseInfo* info = h200_run().cases.find(name);
   EXPECT_NE(info, nullptr) << name;
-  BRun run;
-  run.run_name.function_name = name;
-  run.run_type = BRun::RT_Iteration;
-  run.iterations = 1;
-  run.real_accumulated_time = tflops > 0 ? info->work.flops / (tflops * 1e12)
-                                         : (info->work.bytes_read + info->work.bytes_written) / (gbps * 1e9);
-  return run;
+  return timed_run(name, tflops > 0 ? info->work.flops / (tflops * 1e12)
+                                    : (info->work.bytes_read + info->work.bytes_written) / (gbps * 1e9),
+                   throttled);
 }
 
 BRun failed_run(const std::string& name, const std::string& message) {
+  h200_run().results.add(name).failure = message;
   BRun run;
   run.run_name.function_name = name;
   run.run_type = BRun::RT_Iteration;
@@ -175,7 +198,8 @@ TEST_F(Reporters, RowsCarryTheArithmetic) {
 // A case that lost over 5% of its samples to low clocks is flagged on its console line and in its row;
 // one that lost fewer is not.
 TEST_F(Reporters, ThrottledCasesAreFlaggedInTheConsoleAndTheirRows) {
-  BRun hot = case_run("LayerNorm/bf16/4096x1024/aten", 1800), fine = case_run("LayerNorm/bf16/4096x4096/aten", 2200);
+  BRun hot = case_run("LayerNorm/bf16/4096x1024/aten", 1800, 0, /*throttled=*/true);
+  BRun fine = case_run("LayerNorm/bf16/4096x4096/aten", 2200);
   hot.counters["samples"] = 100;
   hot.counters["throttled_samples"] = 20;
   fine.counters["samples"] = 100;
@@ -192,6 +216,168 @@ TEST_F(Reporters, ThrottledCasesAreFlaggedInTheConsoleAndTheirRows) {
   reporter.ReportRuns({hot});
   reporter.ReportRuns({fine});
   EXPECT_EQ(reporter.rows()[0].status, "meets target; THROTTLED: 1 case(s) lost samples to low clocks");
+}
+
+// The dashboard record of each row `reporter` wrote to `csv`'s sidecar, by row name and backend.
+std::map<std::string, nlohmann::json> records_by_backend(const fs::path& csv) {
+  std::map<std::string, nlohmann::json> records;
+  std::istringstream lines(read_text(csv.parent_path() / (csv.stem().string() + ".json")));
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json record = nlohmann::json::parse(line);
+    records[record["model"]["backend"].get<std::string>()] = record;
+  }
+  return records;
+}
+
+// A case timed with its own timer (TimingRequest::timer = kHost, as the decode models and collectives
+// ask) names that timer in its row and dashboard record, while the run's timer is events: cases
+// registered and run through Google Benchmark as bench_ops runs them. Backend "own": one case that
+// asks for the host timer. Backend "mixed": that and a case on the run's timer (events on a GPU, where
+// the row names both; the host clock on a CPU, where every case is timed so).
+TEST_F(Reporters, ACasesOwnTimerReachesItsRowAndDashboardRecord) {
+  const DeviceInfo& device = current_device();
+  RunOptions options;
+  options.gpu_timer = TimerKind::kEvents;
+  options.cache = CacheMode::kCold;
+  options.rule = StoppingRule{.warmup_iterations = 0, .min_samples = 3, .max_samples = 3, .max_noise = 1,
+                              .max_seconds = 1};
+  static RunContext run(device, options);   // outlives the registered cases
+  const std::vector<std::string> names = {"TimerTest/bf16/1/own", "TimerTest/bf16/1/mixed", "TimerTest/bf16/2/mixed"};
+  static bool registered = [&] {
+    const std::pair<const char*, const char*> shape_and_backend[] = {{"1", "own"}, {"1", "mixed"}, {"2", "mixed"}};
+    for (const auto& [shape, backend] : shape_and_backend) {
+      CaseInfo info;
+      info.family = "TimerTest";
+      info.dtype = "bf16";
+      info.shape = shape;
+      info.backend = backend;
+      info.scalar_type = c10::kBFloat16;
+      info.work.bytes_read = 1e6;
+      info.experiments = {Experiment{.name = "timer_test"}};
+      const bool own_timer = info.shape == "1";
+      register_case(run, info, [own_timer](CaseContext& ctx) {
+        TimingRequest request;
+        if (own_timer) request.timer = TimerKind::kHost;
+        ctx.time([] { std::this_thread::sleep_for(std::chrono::microseconds(50)); }, request);
+      });
+    }
+    return true;
+  }();
+  (void)registered;
+  RunInfo info = h200_info();
+  info.device = device;
+  ASSERT_EQ(info.timer, "events");
+  ASSERT_EQ(info.cache, "cold");
+  fs::path csv = dir_ / "timers.csv";
+  ExperimentReporter reporter(run, info, {}, RowFile(csv.string()), {names.begin(), names.end()}, nullptr);
+  benchmark::RunSpecifiedBenchmarks(&reporter, exact_names_filter(names));
+  reporter.Finalize();
+
+  auto rows = reporter.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].backend, "own");
+  EXPECT_EQ(rows[0].status, "no target");
+  EXPECT_EQ(rows[0].timer, "host");
+  EXPECT_EQ(rows[0].cache, "none");   // the host timer flushes nothing
+  EXPECT_EQ(rows[1].backend, "mixed");
+  EXPECT_EQ(rows[1].cases, 2);
+  EXPECT_EQ(rows[1].timer, device.is_gpu ? "events,host" : "host");
+  EXPECT_EQ(rows[1].cache, device.is_gpu ? "cold,none" : "none");
+  auto records = records_by_backend(csv);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records["own"]["metric"]["extra_info"]["timer"], "host");
+  EXPECT_EQ(records["own"]["metric"]["extra_info"]["cache"], "none");
+  EXPECT_EQ(records["mixed"]["metric"]["extra_info"]["timer"], rows[1].timer);
+  EXPECT_EQ(records["mixed"]["metric"]["extra_info"]["cache"], rows[1].cache);
+}
+
+// A model case feeds five rows (tok/s and GB/s from its time, startup and the two token latencies from
+// its counters): all five are written as soon as it reports, each naming the host timer that timed
+// its generations although the run's timer is events.
+TEST_F(Reporters, AModelCaseWritesItsFiveRowsAtOnceWithItsHostTimer) {
+  const CaseInfo* model = nullptr;
+  for (const CaseInfo* info : h200_run().cases.all())
+    if (!model && info->family == "Llama2" && info->dtype == "bf16" && info->backend == "graph") model = info;
+  ASSERT_NE(model, nullptr);
+  ASSERT_EQ(model->experiments.size(), 5u);
+  fs::path csv = dir_ / "model.csv";
+  ExperimentReporter reporter(h200_run(), h200_info(), {}, RowFile(csv.string()), {model->name()}, nullptr);
+  reporter.ReportRuns({timed_run(model->name(), 2.0, false, TimerKind::kHost, std::nullopt,
+                                 {{"startup_s", 12.5}, {"token_p50_ms", 9.75}, {"token_p90_ms", 10.25}})});
+  auto rows = read_csv(csv.string());
+  ASSERT_EQ(rows.size(), 6u);                            // the header and five rows, before Finalize
+  EXPECT_EQ(rows[1][1], "token_per_sec");
+  EXPECT_EQ(rows[1][3], "100.000000");                   // 200 tokens in 2 s
+  EXPECT_EQ(rows[3][1], "startup_time(s)");
+  EXPECT_EQ(rows[3][3], "12.500000");
+  EXPECT_EQ(rows[5][3], "10.250000");
+  std::istringstream records(read_text(dir_ / "model.json"));
+  int host = 0;
+  for (std::string line; std::getline(records, line);) {
+    auto extra = nlohmann::json::parse(line)["metric"]["extra_info"];
+    host += extra["timer"] == "host" && extra["cache"] == "none";
+  }
+  EXPECT_EQ(host, 5);
+}
+
+// A row's timer and cache are those its cases recorded, not the run's: a model row whose cases the
+// host clock timed says "host" in its dashboard record although the run's timer is events.
+TEST(Rows, NameTheTimerAndCacheTheirCasesRecorded) {
+  Experiment experiment{.name = "model", .metric = Metric::kTokensPerSecond, .is_model = true};
+  Work work;
+  work.bytes_read = 1e9;
+  work.items = 100;
+  CaseResult host = timed_result(work, 0.5, TimerKind::kHost, std::nullopt, std::nullopt, {});
+  CaseResult graph = timed_result(work, 0.25, TimerKind::kGraph, CacheMode::kWarm, std::nullopt, {});
+  CaseResult failed;
+  failed.failure = "out of memory";
+  ExperimentCases cases{experiment, "bf16", "graph", {{"M/bf16/1/graph", {host, host}}}};
+  ExperimentRow row = experiment_row(cases, h200_device(), 1, {});
+  EXPECT_EQ(row.timer, "host");
+  EXPECT_EQ(row.cache, "none");
+  EXPECT_DOUBLE_EQ(*row.actual, 200);   // 100 tokens in 0.5 s
+  nlohmann::json record = dashboard_record(row, h200_info());
+  EXPECT_EQ(record["metric"]["extra_info"]["timer"], "host");
+  EXPECT_EQ(record["metric"]["extra_info"]["cache"], "none");
+  cases.results = {{"M/bf16/1/graph", {host}}, {"M/bf16/2/graph", {graph, failed}}};
+  row = experiment_row(cases, h200_device(), 1, {});
+  EXPECT_EQ(row.timer, "graph,host");   // sorted, whatever order the cases ran in
+  EXPECT_EQ(row.cache, "none,warm");
+  EXPECT_EQ(row.failed_cases, 1);       // the failed repetition names no timer
+  cases.results = {{"M/bf16/1/graph", {failed}}};
+  row = experiment_row(cases, h200_device(), 1, {});
+  EXPECT_EQ(row.timer, "none");
+  EXPECT_EQ(row.status, "incomplete: 1 of 1 cases failed");
+}
+
+// The console title and the summary's header fit a 100-column terminal whatever the device's name:
+// what does not fit goes onto an indented second line, broken after a "; ".
+TEST(ConsoleTitle, ALongDeviceNameWrapsOntoASecondLine) {
+  RunInfo info = h200_info();
+  info.device.is_gpu = false;
+  info.device.name = "Intel(R) Xeon(R) Processor";
+  info.device.peaks = std::nullopt;
+  info.timer = "host";
+  info.cache = "none";
+  info.opbench_sha = "7eb12e5abcde";
+  info.torch_version = "2.11.0+cu130";
+  std::string title = run_title(info);
+  std::string first = title.substr(0, title.find('\n'));
+  EXPECT_EQ(first, "bench_ops on Intel(R) Xeon(R) Processor (CPU; timer host, cache none;");
+  EXPECT_EQ(title.substr(first.size() + 1, 38), "  opbench 7eb12e5abcde, torch 2.11.0+c");
+  std::ostringstream summary;
+  ExperimentRow row;
+  print_summary(summary, {row}, info, {});
+  std::istringstream lines(summary.str());
+  std::string line;
+  std::getline(lines, line);   // the blank line before the table
+  std::getline(lines, line);
+  EXPECT_EQ(line, "Experiments on Intel(R) Xeon(R) Processor (timer host, cache none; peaks: unknown;");
+  std::getline(lines, line);
+  EXPECT_EQ(line, "  measured ceilings: none)");
+  EXPECT_EQ(wrap_line("short; enough"), "short; enough");
+  EXPECT_EQ(wrap_line("aaaa; bbbb; cccc", 11), "aaaa; bbbb;\n  cccc");
+  EXPECT_EQ(wrap_line("aaaaaaaaaaaa; bb", 5), "aaaaaaaaaaaa;\n  bb");   // no separator fits: the first
 }
 
 TEST_F(Reporters, SeedHeaderIsRepairedAndRowsAppend) {

@@ -1,5 +1,6 @@
 // libFuzzer target for the two user inputs bench_ops reads besides operator logs: targets files
-// (lib/targets.cpp) and an existing rows CSV (reporters/csv.cpp). Build and run: scripts/fuzz.sh inputs.
+// (lib/targets.cpp) and an existing rows CSV (reporters/csv_format.cpp). Build and run:
+// scripts/fuzz.sh inputs.
 // The first byte picks the reader. Besides "no crash, no sanitizer report", it checks their promises:
 // they either return or throw opbench::Error (never another exception), a parsed targets file holds
 // only positive finite targets, and CSV rows written back with csv_line parse to the same cells.
@@ -9,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "csv.h"
+#include "csv_format.h"
 #include "opbench/check.h"
 #include "opbench/targets.h"
 

@@ -1,4 +1,4 @@
-#include "replay/run_replay.h"
+#include "replay_entry.h"
 
 #include <benchmark/benchmark.h>
 #include <unistd.h>

@@ -1,8 +1,11 @@
-#include "summary.h"
+// The console and markdown tables of a run's rows (contract: experiment_summary.h).
+#include "experiment_summary.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <string>
+
+#include "line_wrap.h"
 
 namespace opbench {
 namespace {
@@ -57,9 +60,11 @@ void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, co
                    const Ceilings& ceilings) {
   if (rows.empty()) return;
   char line[256];
-  out << "\nExperiments on " << info.device.name << " (timer " << info.timer << ", cache " << info.cache
-      << "; peaks: " << (info.device.peaks ? info.device.peaks->model : std::string("unknown"))
-      << "; measured ceilings: " << ceilings_text(ceilings) << ")\n";
+  out << "\n"
+      << wrap_line("Experiments on " + info.device.name + " (timer " + info.timer + ", cache " + info.cache +
+                   "; peaks: " + (info.device.peaks ? info.device.peaks->model : std::string("unknown")) +
+                   "; measured ceilings: " + ceilings_text(ceilings) + ")")
+      << "\n";
   int backend_width = 7;   // "backend"; wider for a longer name ("reduce_scatter")
   for (const auto& r : rows) backend_width = std::max(backend_width, static_cast<int>(r.backend.size()));
   std::snprintf(line, sizeof line, "%-20s %-9s %-*s %-24s %10s %10s %8s %7s %7s  %s\n", "experiment", "dtype",

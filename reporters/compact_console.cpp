@@ -1,12 +1,14 @@
-#include "console.h"
+// The compact console view and its title (contract: compact_console.h).
+#include "compact_console.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
+#include "line_wrap.h"
+#include "opbench/cases.h"
 #include "opbench/gbench_compat.h"
-#include "run_flags.h"
 
 namespace opbench {
 namespace {
@@ -19,6 +21,23 @@ std::string counter(const benchmark::BenchmarkReporter::Run& run, const char* na
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, format, static_cast<double>(it->second));
   return buffer;
+}
+
+double counter_or(const benchmark::BenchmarkReporter::Run& run, const char* name, double fallback) {
+  auto it = run.counters.find(name);
+  return it == run.counters.end() ? fallback : static_cast<double>(it->second);
+}
+
+// " THROTTLED(k/n)" when more than kThrottledShareFlag of the samples taken were discarded as throttled,
+// and/or " INJECTED_SLOWDOWN", or "": read from the counters CaseContext::time sets.
+std::string run_flags(const benchmark::BenchmarkReporter::Run& run) {
+  std::string flags;
+  const double throttled = counter_or(run, "throttled_samples", 0), kept = counter_or(run, "samples", 0);
+  if (throttled_share_exceeded(throttled, kept))
+    flags += " THROTTLED(" + std::to_string(static_cast<long>(throttled)) + "/" +
+             std::to_string(static_cast<long>(throttled + kept)) + ")";
+  if (counter_or(run, "injected_delay_us", 0) > 0) flags += " INJECTED_SLOWDOWN";
+  return flags;
 }
 
 bool is_percentage(const benchmark::BenchmarkReporter::Run& run) {
@@ -49,6 +68,16 @@ std::string time_cell(const benchmark::BenchmarkReporter::Run& run, bool auto_un
 }
 
 }  // namespace
+
+std::string run_title(const RunInfo& info) {
+  std::string title = wrap_line("bench_ops on " + info.device.name + " (" + (info.device.is_gpu ? "GPU" : "CPU") +
+                                "; timer " + info.timer + ", cache " + info.cache + "; opbench " +
+                                info.opbench_sha + ", torch " + info.torch_version + ")");
+#ifndef NDEBUG
+  title += "\nopbench itself was built without optimization: timings of its own kernels may suffer";
+#endif
+  return title;
+}
 
 bool CompactConsoleReporter::ReportContext(const Context& context) {
   int suffix = static_cast<int>(std::strlen(kSuffix));

@@ -1,10 +1,14 @@
-// The summary after a run: experiment x dtype x backend with target, actual, percent of target, of
-// datasheet peak and of the measured ceiling, and status; as a console table or as markdown.
+// The summary of a run's experiment rows: experiment x dtype x backend with target, actual, percent of
+// target, of datasheet peak and of the measured ceiling, and status, headed by the device, the run's
+// timer and cache, the peaks and the measured ceilings; as a console table (its header line wrapped to
+// the terminal, line_wrap.h) or as markdown. Formats only.
 #pragma once
 #include <ostream>
 #include <vector>
 
-#include "experiments.h"
+#include "opbench/rows.h"
+#include "opbench/work.h"
+#include "run_info.h"
 
 namespace opbench {
 void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, const RunInfo& info,

@@ -1,4 +1,5 @@
-#include "row_file.h"
+// The rows CSV and its dashboard sidecar, appended under a folder lock (contract: row_file_append.h).
+#include "row_file_append.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,8 +12,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "atomic_file.h"
+#include "csv_format.h"
 #include "opbench/check.h"
-#include "outputs.h"
+#include "row_csv.h"
 
 namespace opbench {
 namespace {
@@ -84,6 +87,11 @@ std::vector<std::string> existing_records(const std::string& json) {
 }
 
 }  // namespace
+
+std::string dashboard_path(const std::string& csv_path) {
+  fs::path p(csv_path);
+  return (p.parent_path() / p.stem()).string() + ".json";
+}
 
 RowFile::RowFile(std::string csv_path) : csv_path_(std::move(csv_path)) {
   fs::path p(csv_path_);

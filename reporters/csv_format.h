@@ -1,5 +1,6 @@
-// Minimal RFC 4180 CSV: quotes around cells holding , " or a newline; "" inside quotes. No LibTorch, so
-// the reader can be fuzzed (tests/fuzz/inputs_fuzz.cpp).
+// The CSV format itself, for any table (the rows file, the replay CSV): minimal RFC 4180, quotes around
+// cells holding , " or a newline, "" inside quotes. No LibTorch, so the reader can be fuzzed
+// (tests/fuzz/inputs_fuzz.cpp).
 #pragma once
 #include <string>
 #include <string_view>

@@ -1,14 +1,17 @@
-// The experiment rows on disk, shared safely: the CSV (`--output FILE.csv`) and its dashboard sidecar
-// (`FILE.json`, one JSON record per line). Several bench_ops runs may write the same pair at once
-// (CI shards, a user's two terminals): every append takes an exclusive lock on the CSV's folder,
-// re-reads both files, adds this run's new rows after whatever is there now, and replaces each file
-// atomically (write to a temporary file, rename). So no writer loses another's rows, and a crash never
-// leaves a torn file.
+// The experiment rows on disk, appended safely: the CSV (`--output FILE.csv`, cells from row_csv.h)
+// and its dashboard sidecar (`FILE.json`, one record per line, from dashboard_json.h). Several
+// bench_ops runs may write the same pair at once (CI shards, a user's two terminals): every append
+// takes an exclusive lock on the CSV's folder, re-reads both files, adds this run's new rows after
+// whatever is there now, and replaces each file atomically (atomic_file.h). So no writer loses
+// another's rows, and a crash never leaves a torn file.
 #pragma once
 #include <string>
 #include <vector>
 
 namespace opbench {
+
+// The dashboard sidecar beside a rows CSV: `<path without .csv>.json`.
+std::string dashboard_path(const std::string& csv_path);
 
 class RowFile {
  public:

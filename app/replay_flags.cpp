@@ -1,4 +1,4 @@
-#include "replay/command_line.h"
+#include "replay_flags.h"
 
 #include <stdexcept>
 

@@ -1,4 +1,5 @@
-#include "csv.h"
+// RFC 4180 CSV reading and writing (contract: csv_format.h).
+#include "csv_format.h"
 
 #include <fstream>
 #include <sstream>

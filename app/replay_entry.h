@@ -5,7 +5,7 @@
 // Compiled into bench_ops with the program's shell (app/), whose flags and steps it uses.
 #pragma once
 #include "cli.h"
-#include "replay/command_line.h"
+#include "replay_flags.h"
 
 namespace opbench::replay {
 

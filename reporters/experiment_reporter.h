@@ -1,0 +1,64 @@
+// The experiment reporter: follows Google Benchmark's runs to learn when each experiment row's cases
+// are done, and then writes the row (CSV cells and a dashboard record, appended to the rows file) at
+// once, so a crash later loses no finished row; the rest at Finalize, then the summary table.
+// A row is one experiment x dtype x backend, as each case's family declared them. Its numbers come
+// from experiment_row (opbench/rows.h) on the results the cases recorded when they were timed
+// (RunContext::results): this reporter computes nothing, it groups cases and formats.
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "opbench/cases.h"
+#include "opbench/rows.h"
+#include "opbench/targets.h"
+#include "row_file_append.h"
+#include "run_info.h"
+
+namespace opbench {
+
+class ExperimentReporter : public benchmark::BenchmarkReporter {
+ public:
+  // `run` (the registry, the cases' results and the ceilings) must outlive the reporter. `output`:
+  // where rows go (none: summary only). `selected`: the cases this run will report (the filter's
+  // matches); an experiment's row is written as soon as its last selected case has reported, the rest
+  // at Finalize.
+  ExperimentReporter(const RunContext& run, RunInfo info, std::vector<TargetFile> targets,
+                     std::optional<RowFile> output, std::set<std::string> selected, std::ostream* summary_stream);
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
+
+  std::vector<ExperimentRow> rows() const;
+  // True when a row could not be written (the message went to stderr); bench_ops then exits 2.
+  bool write_failed() const { return write_failed_; }
+
+ private:
+  struct Group {                   // one row: an experiment x dtype x backend
+    Experiment experiment;
+    std::string dtype, backend;
+    std::set<std::string> expected;              // its selected cases
+    std::map<std::string, size_t> repetitions;   // case name -> repetitions reported
+    bool written = false;
+  };
+  Group& group_for(const Experiment& experiment, const CaseInfo& info);
+  void write(const std::vector<Group*>& groups);
+  ExperimentRow make_row(const Group& group) const;
+
+  const RunContext& run_;
+  RunInfo info_;
+  std::vector<TargetFile> targets_;
+  std::optional<RowFile> output_;
+  std::ostream* summary_stream_;
+  std::deque<Group> groups_;       // in first-seen order; a Group's address stays valid as more are added
+  std::set<std::string> selected_;
+  bool write_failed_ = false;
+};
+
+}  // namespace opbench
