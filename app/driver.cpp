@@ -20,7 +20,7 @@
 #include <random>
 #include <sstream>
 
-#include "common/launch_rules.h"
+#include "kernels/common/launch_rules.h"
 #include "console.h"
 #include "experiments.h"
 #include "info.h"
