@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "common/launch_rules.h"
+#include "kernels/common/launch_rules.h"
 #include "displays.h"
 #include "family_list.h"
 #include "benchmark_names.h"

@@ -3,7 +3,7 @@
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
 #   gpu_checks/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
 #                                    collective; models models_py timers selftest (not in the default list: minutes each);
-#                                    tune (verify/tune: every GEMV and norm configuration), kernel_tests (the GPU
+#                                    tune (kernels/tune/run.sh: every configuration of the own kernels, checked against its float64 reference, timed with the harness's timer), kernel_tests (the GPU
 #                                    tests of the own kernels and the decode step, without the rest of ctest),
 #                                    vs_inductor (ROUNDS alternating rounds of the own kernels and torch.compile,
 #                                    the median table of gpu_checks/own_kernels_vs_inductor.py)
@@ -36,9 +36,9 @@ step_ctest() {  # the fuzz test needs clang, which the GPU image does not have
   log "ctest rc $?: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
   grep -E "\*\*\*|Skipped|Failed" "$out/ctest.log" | head -20 >&2
 }
-step_tune() { TUNE_OUT="$out/kernel_tune" wall bash verify/tune/run.sh >"$out/tune.log" 2>&1; tail -45 "$out/tune.log" >&2; }
+step_tune() { TUNE_OUT="$out/kernel_tune" wall bash kernels/tune/run.sh >"$out/tune.log" 2>&1; tail -45 "$out/tune.log" >&2; }
 step_kernel_tests() {
-  wall build/opbench_tests --gtest_filter='*GemvKernel*:*NormKernels*:LaunchRules*:DecodeGpu*:Gpu.*' >"$out/kernel_tests.log" 2>&1
+  wall build/opbench_tests --gtest_filter='*GemvKernel*:*NormKernels*:LaunchRules*:GemvConfigs*:RowNormConfigs*:DecodeKernels*:StreamKernels*:DecodeGpu*:Gpu.*' >"$out/kernel_tests.log" 2>&1
   log "kernel tests: $(grep -E '^\[  (PASSED|FAILED)' "$out/kernel_tests.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED" "$out/kernel_tests.log" >&2
 }

@@ -2,7 +2,7 @@
 // case's throughput can be read as a share of the achievable and not only of the datasheet peak.
 //   Ceiling/bf16/32768x16384/read                 a read-only stream over a 1 GiB buffer: ATen's sum
 //   Ceiling/bf16/<shape>/read_cuda                the same read by our own stream kernel
-//                                                 (stream_kernels.h: the access pattern of our fastest
+//                                                 (kernels/stream/: the access pattern of our fastest
 //                                                 GEMVs, 4-9% ahead of the sum on the H100 and H200):
 //                                                 GB/s read, the bound of read-dominated ops (GEMV, decode)
 //   Ceiling/bf16/32768x16384/write                a write-only stream: ATen's fill_
@@ -30,7 +30,8 @@
 // (at::equal on the device, and a strided sample through expect_close with zero tolerance); the GEMM,
 // 64 sampled elements against float64 dot products of the row of A and the column of B (a full
 // float64 GEMM of 8192^3 on the CPU would take minutes), rtol 1.6e-2 and
-// atol 1.6e-2 * sqrt(K) * rms(A) * rms(B) (common/common.h).
+// atol 1.6e-2 * sqrt(K) * rms(A) * rms(B) (kernels/common/dot_tolerance.h); the own streams against
+// their float64 references (kernels/stream/stream_reference.h).
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/equal.h>
@@ -42,16 +43,17 @@
 #include <limits>
 
 #include "common/common.h"
-#include "opbench/family.h"
+#include "kernels/stream/stream_reference.h"
 #include "opbench/check.h"
+#include "opbench/family.h"
 #include "opbench/reference.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <ATen/ops/full.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "ceiling/stream_kernels.h"
 #include "common/cublas_ops.h"
+#include "kernels/stream/stream_kernels.h"
 #endif
 
 namespace opbench {
@@ -94,7 +96,7 @@ void run_read(CaseContext& ctx) {
   auto iteration = [&] { at::sum_out(total, data, at::OptionalIntArrayRef{}, false, c10::kFloat); };
   ctx.check_and_time(iteration, [&] {
     expect_close(total.reshape({1}), data.to(at::kDouble).sum().reshape({1}),
-                 families::dot_tolerance(data.numel(), 1.0, families::rms(data)), "Ceiling read (sum)");
+                 dot_tolerance(data.numel(), 1.0, rms(data)), "Ceiling read (sum)");
   });
 }
 
@@ -111,8 +113,8 @@ void run_read_cuda(CaseContext& ctx) {
                                 c10::cuda::getCurrentCUDAStream().stream());
   };
   ctx.check_and_time(iteration, [&] {
-    expect_close(chunk_sums, data.view({chunks, -1}).to(at::kDouble).sum(1),
-                 families::dot_tolerance(data.numel() / chunks, 1.0, families::rms(data)), "Ceiling read_cuda (chunk sums)");
+    expect_close(chunk_sums, kernels::read_stream_reference(data, chunks), kernels::read_stream_tolerance(data, chunks),
+                 "Ceiling read_cuda (chunk sums)");
   });
 #else
   ctx.skip_unavailable("the own read stream needs a CUDA build");
@@ -123,13 +125,13 @@ void run_read_cuda(CaseContext& ctx) {
 void run_write_cuda(CaseContext& ctx) {
 #ifdef OPBENCH_HAVE_CUDA
   at::Tensor data = at::zeros(ctx.info().dims, at::TensorOptions().device(ctx.device()).dtype(c10::kBFloat16));
-  constexpr uint32_t kTwoBf16Ones = 0x3F803F80u;
+  constexpr uint32_t kTwoBf16Ones = 0x3F803F80u;   // the buffer is then bf16 ones
   auto iteration = [&] {
     kernels::launch_write_stream(data.data_ptr(), data.numel() * data.element_size(), kTwoBf16Ones,
                                  c10::cuda::getCurrentCUDAStream().stream());
   };
   ctx.check_and_time(iteration, [&] {
-    if (!data.eq(1.0).all().item<bool>()) throw Error("Ceiling write_cuda: the buffer does not hold the value written");
+    if (!kernels::holds_word(data, kTwoBf16Ones)) throw Error("Ceiling write_cuda: the buffer does not hold the value written");
   });
 #else
   ctx.skip_unavailable("the own write stream needs a CUDA build");
@@ -164,7 +166,7 @@ void run_gemm(CaseContext& ctx) {
     at::Tensor a_rows = a.index_select(0, rows).to(at::kDouble);        // samples x K
     at::Tensor b_cols = b.index_select(1, cols).t().to(at::kDouble);    // samples x K
     at::Tensor actual = c.flatten().index_select(0, rows.mul(n).add(cols));
-    expect_close(actual, a_rows.mul(b_cols).sum(1), families::dot_tolerance(k, families::rms(a), families::rms(b)),
+    expect_close(actual, a_rows.mul(b_cols).sum(1), dot_tolerance(k, rms(a), rms(b)),
                  "Ceiling GEMM (64 sampled elements)");
   });
 #else

@@ -6,8 +6,7 @@
 //  (c) int8 weight-only logits agree with the dequantized-weights model: fp32 on the CPU to 1e-4 of
 //      their RMS (the same arithmetic up to rounding), bf16 with own kernels on a GPU to 5% RMS (bf16
 //      rounding of W * scale and of every activation);
-//  (d) routing: the ATen router's two experts are the two largest probabilities (fp64 reference sort),
-//      and the own top2_route kernel picks the experts at::topk picks;
+//  (d) routing: the ATen router's two experts are the two largest probabilities (fp64 reference sort);
 // and the byte accounting (Llama-2-7B's 13.21 GB), the case names and the memory refusal.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -22,10 +21,6 @@
 #include "opbench/family.h"
 
 #ifdef OPBENCH_HAVE_CUDA
-#include <c10/cuda/CUDAStream.h>
-
-#include "common/gemv_kernel.h"
-#include "decode/decode_kernels.h"
 #include "decode/own_step.h"
 #endif
 
@@ -184,7 +179,6 @@ class DecodeGpu : public ::testing::Test {
     if (!current_device().is_gpu) GTEST_SKIP() << "no CUDA device";
     at::manual_seed(0);
   }
-  static cudaStream_t stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
 };
 
 // Own step against the ATen forward on the same weights, for three positions; experts as the own step chose.
@@ -249,103 +243,6 @@ TEST_F(DecodeGpu, Int8OwnKernelsMatchTheDequantizedBf16Model) {   // (c) on the 
     OwnStep own(int8);
     at::Tensor token = longs({42}, at::kCUDA), pos = longs({0}, at::kCUDA);
     EXPECT_LT(rel_rms(own.forward(token, pos), forward_aten(dense, token, pos)), 0.05) << config;
-  }
-}
-
-TEST_F(DecodeGpu, Top2RouteKernelPicksWhatTopkPicks) {   // (d) on the GPU
-  auto opts = at::TensorOptions().device(at::kCUDA);
-  at::Tensor idx = at::empty({2}, opts.dtype(at::kLong)), weights = at::empty({2}, opts.dtype(at::kFloat));
-  for (int trial = 0; trial < 64; ++trial) {
-    at::Tensor logits = (at::randn({8}, opts.dtype(at::kFloat)) * 3).to(at::kBFloat16);
-    kernels::launch_top2_route(logits.data_ptr(), 8, idx.data_ptr<int64_t>(), weights.data_ptr<float>(), stream());
-    auto [values, want] = at::topk(at::softmax(logits.to(at::kFloat), -1), 2);
-    if ((values[0] == values[1]).item<bool>()) continue;   // a tie: either order is right
-    EXPECT_TRUE(at::equal(idx.cpu(), want.cpu())) << "trial " << trial;
-    EXPECT_LT((weights - values / values.sum()).abs().max().item<double>(), 1e-5);
-  }
-}
-
-// One chunk of positions and several (the chunks' combination), each launch twice: the per-head
-// counters must be back at 0 after a launch, or the second would combine too early or never.
-TEST_F(DecodeGpu, AttentionKernelMatchesSdpaAtEveryLength) {
-  auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
-  const int64_t heads = 8, kv_heads = 2;
-  for (int64_t hd : {64, 128})
-    for (int64_t max_len : {40, 206}) {
-      at::Tensor q = at::randn({heads * hd}, opts), k = at::randn({kv_heads, max_len, hd}, opts),
-                 v = at::randn({kv_heads, max_len, hd}, opts), out = at::empty({heads * hd}, opts);
-      at::Tensor partials = at::full({kernels::attention_partials_floats(heads, hd, max_len)}, NAN,
-                                     opts.dtype(at::kFloat));
-      at::Tensor counters = at::zeros({heads}, opts.dtype(at::kInt));
-      for (int64_t pos : {int64_t{0}, int64_t{1}, int64_t{17}, int64_t{32}, max_len / 2 + 3, max_len - 1}) {
-        at::Tensor p = longs({pos}, at::kCUDA);
-        kernels::AttentionArgs a{q.data_ptr(), k.data_ptr(), v.data_ptr(), p.data_ptr<int64_t>(), out.data_ptr(),
-                                 heads, kv_heads, hd, max_len, partials.data_ptr<float>(),
-                                 static_cast<unsigned*>(counters.data_ptr())};
-        at::Tensor kd = k.narrow(1, 0, pos + 1).to(at::kDouble).repeat_interleave(heads / kv_heads, 0);
-        at::Tensor vd = v.narrow(1, 0, pos + 1).to(at::kDouble).repeat_interleave(heads / kv_heads, 0);
-        at::Tensor scores = at::matmul(kd, q.to(at::kDouble).view({heads, hd, 1})).squeeze(2) / std::sqrt(double(hd));
-        at::Tensor want = at::matmul(at::softmax(scores, -1).unsqueeze(1), vd).view({-1});
-        for (int launch = 0; launch < 2; ++launch) {
-          out.fill_(0);
-          kernels::launch_decode_attention(a, stream());
-          EXPECT_LT(rel_rms(out, want), 0.01) << "head_dim " << hd << " max_len " << max_len << " pos " << pos;
-        }
-        EXPECT_EQ(counters.count_nonzero().item<int64_t>(), 0);
-      }
-    }
-}
-
-// The next-token kernel against torch.argmax (ties at the maximum: the lowest index), past the prompt,
-// and the prompt's own token while it lasts; aligned and misaligned logits, vocab not a multiple of 8.
-TEST_F(DecodeGpu, NextTokenKernelPicksArgmaxAfterThePrompt) {
-  auto opts = at::TensorOptions().device(at::kCUDA);
-  const int64_t prompt_len = 6;
-  for (int64_t vocab : {32000, 1003})
-    for (int64_t offset : {0, 1})
-      for (int64_t pos : {int64_t{2}, int64_t{7}}) {
-        at::Tensor buffer = at::randn({vocab + 1}, opts.dtype(at::kBFloat16)), logits = buffer.narrow(0, offset, vocab);
-        logits.narrow(0, vocab / 3, 1).fill_(9);   // two equal maxima: the lower index wins
-        logits.narrow(0, vocab - 5, 1).fill_(9);
-        at::Tensor sequence = at::arange(100, 100 + 20, opts.dtype(at::kLong)), token = longs({0}, at::kCUDA),
-                   where = longs({pos}, at::kCUDA);
-        kernels::launch_next_token({logits.data_ptr(), vocab, sequence.data_ptr<int64_t>(), token.data_ptr<int64_t>(),
-                                    where.data_ptr<int64_t>(), prompt_len},
-                                   stream());
-        const int64_t want = pos + 1 < prompt_len ? 100 + pos + 1 : at::argmax(logits).item<int64_t>();
-        if (pos + 1 >= prompt_len) ASSERT_EQ(want, vocab / 3);
-        EXPECT_EQ(token.item<int64_t>(), want) << "vocab " << vocab << " offset " << offset << " pos " << pos;
-        EXPECT_EQ(sequence[pos + 1].item<int64_t>(), want);
-        EXPECT_EQ(where.item<int64_t>(), pos + 1);
-      }
-}
-
-TEST_F(DecodeGpu, GatherGemvTakesOneInputAndOneScaleRowPerExpert) {
-  auto opts = at::TensorOptions().device(at::kCUDA);
-  const int64_t experts = 4, rows = 48, cols = 128;
-  at::Tensor w = at::randint(-127, 128, {experts, rows, cols}, opts.dtype(at::kChar));
-  at::Tensor scale = at::rand({experts, rows}, opts.dtype(at::kFloat)).add_(0.5).to(at::kBFloat16);
-  at::Tensor x = at::randn({2, cols}, opts.dtype(at::kBFloat16)), idx = longs({3, 1}, at::kCUDA);
-  at::Tensor y = at::empty({2, rows}, opts.dtype(at::kBFloat16));
-  kernels::GemvArgs a;
-  a.w = w.data_ptr();
-  a.w_type = kernels::WeightType::kInt8;
-  a.rows = rows;
-  a.cols = a.row_stride = cols;
-  a.x = x.data_ptr();
-  a.x_stride = cols;
-  a.y = y.data_ptr();
-  a.expert_idx = idx.data_ptr<int64_t>();
-  a.num_selected = 2;
-  a.num_experts = experts;
-  a.expert_stride = rows * cols;
-  a.row_scale = scale.data_ptr();
-  a.row_scale_expert_stride = rows;
-  kernels::launch_gemv(a, stream());
-  for (int64_t e = 0; e < 2; ++e) {
-    const int64_t expert = e == 0 ? 3 : 1;
-    at::Tensor want = at::matmul(w[expert].to(at::kDouble), x[e].to(at::kDouble)) * scale[expert].to(at::kDouble);
-    EXPECT_LT(rel_rms(y[e], want), 0.01) << "slice " << e;
   }
 }
 #endif

@@ -17,7 +17,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "cuda_resources.h"
-#include "decode/decode_kernels.h"
+#include "kernels/decode/decode_kernels.h"
 #include "decode/own_step.h"
 #endif
 

@@ -61,7 +61,7 @@ at::Tensor linear(const Linear& l, const at::Tensor& x) {   // x [T, in] -> [T, 
   return at::matmul(x, l.w.to(x.scalar_type()).t()) * l.scale;
 }
 
-// gpt-fast's RMSNorm: statistics in fp32, normalized value rounded to the dtype, times the weight.
+// gpt-fast's rms norm: statistics in fp32, normalized value rounded to the dtype, times the weight.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
   at::Tensor xf = x.to(opmath(x.scalar_type()));
   return (xf * at::rsqrt(xf.square().mean({-1}, true) + eps)).to(x.scalar_type()) * w;

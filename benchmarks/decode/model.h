@@ -7,8 +7,8 @@
 //                 floating dtype; int8 weights dequantized as gpt-fast's WeightOnlyInt8Linear:
 //                 y = (x . W^T) * scales). The reference: a full causal forward when T > 1.
 //   OwnStep       (own_step.h) one token on a GPU with opbench's kernels: GEMV (fused int8 dequantize,
-//                 gather for the experts), RMSNorm fused with the residual add, RoPE + cache write,
-//                 decode attention, SwiGLU, top-2 routing.
+//                 gather for the experts, the rms norm as a prologue, RoPE + cache write and SwiGLU as
+//                 epilogues), decode attention, top-2 routing, the residual add.
 // Layouts: wqkv = [q heads | k heads | v heads] x dim; w13 = [w1 | w3] x dim (experts: [E, 2 ffn, dim]);
 // caches [layers, kv_heads, max_len, head_dim]; RoPE rotates pairs (2i, 2i+1) with base `rope_base`.
 #pragma once

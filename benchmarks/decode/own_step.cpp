@@ -7,7 +7,7 @@
 #include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "decode/decode_kernels.h"
+#include "kernels/decode/decode_kernels.h"
 #include "opbench/check.h"
 
 namespace opbench::decode {

@@ -1,14 +1,14 @@
 // One decode step of a Model (model.h) on a GPU with opbench's own kernels, T = 1, bf16 activations.
-// The step's small kernels are fused into its GEMVs (common/gemv_kernel.h): per dense layer
-//   QKV GEMV  (RMSNorm of the residual h as its prologue; RoPE and the cache writes as its epilogue)
+// The step's small kernels are fused into its GEMVs (kernels/gemv/gemv_args.h): per dense layer
+//   QKV GEMV  (the rms norm of the residual h as its prologue; RoPE and the cache writes as its epilogue)
 //   decode_attention
 //   output GEMV (adds into h)
-//   W13 GEMV  (RMSNorm prologue; SwiGLU epilogue: rows o and ffn + o per group)
+//   W13 GEMV  (rms norm prologue; SwiGLU epilogue: rows o and ffn + o per group)
 //   W2 GEMV   (adds into h)
-// five kernels where the unfused step had nine. Experts: the router and W13 GEMVs take the RMSNorm
-// prologue, top2_route picks, W13 (SwiGLU epilogue) and W2 gather the experts' rows, and
-// residual_rms_norm adds the weighted experts' outputs into h. Then the output head's GEMV with the final
-// RMSNorm as prologue. int8 layers use the GEMV's fused dequantize (per-row scales). The embedding row is
+// five kernels where the unfused step had nine. Experts: the router and W13 GEMVs take the rms norm
+// prologue, top2_route picks, W13 (SwiGLU epilogue) and W2 gather the experts' rows, and residual_add
+// adds the weighted experts' outputs into h. Then the output head's GEMV with the final rms norm as
+// prologue. int8 layers use the GEMV's fused dequantize (per-row scales). The embedding row is
 // gathered with ATen (index_select). Every launch goes to the current stream, so a step can be captured.
 // `programmatic` (sm_90+): each own kernel is a programmatic dependent launch, so it starts while the
 // previous one finishes -- a GEMV's blocks fetch their first weights during the kernel before it, and
@@ -19,7 +19,7 @@
 
 #include <string>
 
-#include "common/gemv_kernel.h"
+#include "kernels/gemv/gemv.h"
 #include "decode/model.h"
 
 namespace opbench::decode {
@@ -40,7 +40,7 @@ class OwnStep {
  private:
   void feed_forward(int64_t l, cudaStream_t stream);
   kernels::GemvArgs gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) const;
-  // gemv_args with the RMSNorm prologue: x is the residual stream h, normalized with `norm_w`.
+  // gemv_args with the rms norm prologue: x is the residual stream h, normalized with `norm_w`.
   kernels::GemvArgs normed_args(const Linear& l, const at::Tensor& norm_w, at::Tensor& y) const;
   // `a` gathering the experts idx selects from l's [experts, rows, cols] weights.
   kernels::GemvArgs gather_args(kernels::GemvArgs a, const Linear& l, int64_t x_stride, const at::Tensor& idx) const;
@@ -48,7 +48,7 @@ class OwnStep {
   bool programmatic_;
   Routes* route_log_ = nullptr;
   at::Tensor h_, q_, attn_, delta_, act_, logits_, router_, route_idx_, route_w_;
-  at::Tensor attn_partials_, attn_counters_;   // decode_attention's workspace (decode_kernels.h)
+  at::Tensor attn_partials_, attn_counters_;   // decode_attention's workspace (kernels/decode/decode_kernels.h)
 };
 
 }  // namespace opbench::decode

@@ -6,13 +6,13 @@
 // Backends:
 //   aten  the seed's eager semantics: at::index(W, {idx}) (a copy of the two matrices), .to(bf16) (a
 //         second copy for int8), at::matmul. Its GB/s, counted as the seed does, understates traffic.
-//   cuda  opbench's own kernel (common/gemv_kernel.h) in gather mode: it reads idx on the device and runs the
+//   cuda  opbench's own kernel (kernels/gemv/gemv.h) in gather mode: it reads idx on the device and runs the
 //         GEMV on W + idx[e] * D * D for e = 0, 1 directly, no copies (int8: fused dequantize).
 // Bytes: the two gathered matrices read once, 2*D*D*itemsize (the seed's count; x, idx and out are not
 // counted: < 0.2% at D >= 1024). FLOPs 2*2*D*D (gather_gemv_work below).
 // Inputs: bf16 W = randn; int8 W = uniform integers in [-127, 127]; x = randn.
-// Check: against float64 W.index_select(0, idx).to(double) @ x on the same device, rtol 1.6e-2 and
-// atol 1.6e-2 * sqrt(D) * rms(W[idx]) * rms(x) (common/common.h).
+// Check: against the kernel's float64 reference W.index_select(0, idx).to(double) @ x on the same device,
+// rtol 1.6e-2 and atol 1.6e-2 * sqrt(D) * rms(W[idx]) * rms(x) (kernels/gemv/gemv_reference.h).
 #include <ATen/core/List.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/index.h>
@@ -22,20 +22,19 @@
 #include <ATen/ops/tensor.h>
 
 #include "common/common.h"
-#include "opbench/family.h"
+#include "kernels/gemv/gemv_reference.h"
 #include "opbench/check.h"
+#include "opbench/family.h"
 #include "opbench/reference.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
-#include "common/gemv_kernel.h"
+#include "kernels/gemv/gemv.h"
 #endif
 
 namespace opbench {
 namespace {
-
-using families::rms;
 
 constexpr int64_t kExperts = 8;    // W holds 8 matrices (Mixtral's experts) ...
 constexpr int64_t kSelected = 2;   // ... of which idx = [3, 5] are gathered
@@ -73,8 +72,8 @@ void run_gather_gemv(CaseContext& ctx) {
   }
 
   ctx.check_and_time(iteration, [&] {
-    at::Tensor wd = w.index_select(0, idx).to(at::kDouble), xd = x.to(at::kDouble);
-    expect_close(out, at::matmul(wd, xd), families::dot_tolerance(d, rms(wd), rms(xd)), "GatherGemv output");
+    at::Tensor selected = w.index_select(0, idx);
+    expect_close(out, kernels::gemv_reference(selected, x), kernels::gemv_tolerance(selected, x), "GatherGemv output");
   });
 }
 

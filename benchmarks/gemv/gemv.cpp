@@ -8,35 +8,34 @@
 //           counted on the int8 bytes as the seed does, understates the traffic: that is the point of
 //           a fused kernel.
 //   cublas  bf16 only: cublasGemmEx with n = 1 called directly (common/cublas_ops.h).
-//   cuda    opbench's own kernel (common/gemv_kernel.h): a plain bf16 GEMV, and for int8 a fused
+//   cuda    opbench's own kernel (kernels/gemv/gemv.h): a plain bf16 GEMV, and for int8 a fused
 //           dequantize-and-multiply that reads the int8 weights once.
 // Bytes: W read once, D*D*itemsize (the seed's count; x and y are not counted: < 0.4% at D >= 1024).
 // FLOPs 2*D*D (gemv_work below).
 // Inputs: bf16 W = randn; int8 W = uniform integers in [-127, 127] (the seed truncates randn to int8,
 // mostly values in [-3, 3]; the bytes moved are the same); x = randn.
-// Check: against float64 W.to(double) @ x on the same device (int8: the dequantized weights, which bf16
-// holds exactly), rtol 1.6e-2 and atol 1.6e-2 * sqrt(D) * rms(W) * rms(x) (common/common.h).
+// Check: against the kernel's float64 reference W.to(double) @ x on the same device (int8: the
+// dequantized weights, which bf16 holds exactly), rtol 1.6e-2 and atol 1.6e-2 * sqrt(D) * rms(W) * rms(x)
+// (kernels/gemv/gemv_reference.h).
 #include <ATen/ops/empty.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randn.h>
 
 #include "common/common.h"
-#include "opbench/family.h"
+#include "kernels/gemv/gemv_reference.h"
 #include "opbench/check.h"
+#include "opbench/family.h"
 #include "opbench/reference.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
 #include "common/cublas_ops.h"
-#include "common/gemv_kernel.h"
+#include "kernels/gemv/gemv.h"
 #endif
 
 namespace opbench {
 namespace {
-
-using families::dot_tolerance;
-using families::rms;
 
 void run_gemv(CaseContext& ctx) {
   const c10::ScalarType dtype = ctx.info().scalar_type;
@@ -68,8 +67,7 @@ void run_gemv(CaseContext& ctx) {
   }
 
   ctx.check_and_time(iteration, [&] {
-    at::Tensor wd = w.to(at::kDouble), xd = x.to(at::kDouble);
-    expect_close(y, at::matmul(wd, xd), dot_tolerance(d, rms(wd), rms(xd)), "Gemv output");
+    expect_close(y, kernels::gemv_reference(w, x), kernels::gemv_tolerance(w, x), "Gemv output");
   });
 }
 

@@ -1,12 +1,13 @@
 // LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias over the last dim of x (BS x D).
 // The gpt-fast `layer_norm` micro-benchmark (experiment layer_norm). Backends: `aten` (at::layer_norm,
-// eager) and `cuda` (opbench's own kernel, layer_norm_kernel.h: the row in registers, x read once).
+// eager) and `cuda` (opbench's own kernel, kernels/row_norm/row_norm.h: x read from memory once).
 // A bandwidth-bound op: its figure of merit is GB/s against the device's HBM bandwidth.
 //
 // Bytes per iteration: x read once + y written once = 2 * BS * D * itemsize (the seed's count).
 // weight and bias (2 * D * itemsize) are read too but not counted: < 0.05% at BS=4096, and leaving
 // them out keeps the figures comparable with the seed's. FLOPs are not counted (not a FLOP-bound op).
-// Check: against at::layer_norm in float64 on the same (rounded) inputs, per-dtype tolerances.
+// Check: against the kernel's float64 reference (at::layer_norm in float64,
+// kernels/row_norm/row_norm_reference.h) on the same (rounded) inputs, per-dtype tolerances.
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/randn.h>
 #include <benchmark/benchmark.h>
@@ -14,6 +15,7 @@
 #include <ATen/ops/empty_like.h>
 
 #include "common/common.h"
+#include "kernels/row_norm/row_norm_reference.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
 #include "opbench/reference.h"
@@ -21,7 +23,7 @@
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
-#include "layer_norm/layer_norm_kernel.h"
+#include "kernels/row_norm/row_norm.h"
 #endif
 
 namespace opbench {
@@ -43,7 +45,7 @@ void run_layer_norm(CaseContext& ctx) {
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (c.backend == "cuda") {
-    kernels::NormArgs args = families::norm_args(x, weight, bias, y, kEps);
+    kernels::NormArgs args = kernels::norm_args(x, weight, bias, y, kEps);
     iteration = [&, args] { kernels::launch_layer_norm(args, c10::cuda::getCurrentCUDAStream().stream()); };
   }
 #endif
@@ -52,9 +54,8 @@ void run_layer_norm(CaseContext& ctx) {
   }
 
   ctx.check_and_time(iteration, [&] {
-    at::Tensor expected = at::layer_norm(x.to(at::kDouble), {dim}, weight.to(at::kDouble),
-                                         bias.to(at::kDouble), kEps);
-    expect_close(y, expected, tolerance_for(c.scalar_type), "LayerNorm output");
+    expect_close(y, kernels::layer_norm_reference(x, weight, bias, kEps), tolerance_for(c.scalar_type),
+                 "LayerNorm output");
   });
 }
 

@@ -5,12 +5,13 @@
 // Backends:
 //   aten  the composite ops as Llama's reference writes them: x.float(), x * rsqrt(x.pow(2).mean(-1,
 //         keepdim) + eps), .type_as(x), * w -- several kernels and fp32 intermediates, as eager runs it.
-//   cuda  opbench's own kernel (rms_norm_kernel.h): one pass over x, the row kept in registers.
+//   cuda  opbench's own kernel (kernels/row_norm/row_norm.h): x read from memory once.
 // Bytes per iteration: x read once + y written once = 2 * BS * D * itemsize. w (D * itemsize) is read
 // too but not counted (< 0.05% at BS = 4096), as for LayerNorm.
-// Inputs: x, w = randn (never zeros). Check: against the same formula in float64 on the same
-// (rounded) inputs, per-dtype tolerances (reference.h); both backends round the normalized value to
-// the dtype before the weight multiply, as Llama's reference does, which is within them.
+// Inputs: x, w = randn (never zeros). Check: against the kernel's float64 reference (the same formula,
+// kernels/row_norm/row_norm_reference.h) on the same (rounded) inputs, per-dtype tolerances
+// (reference.h); both backends round the normalized value to the dtype before the weight multiply, as
+// Llama's reference does, which is within them.
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/mean.h>
@@ -19,15 +20,16 @@
 #include <ATen/ops/randn.h>
 #include <ATen/ops/rsqrt.h>
 
-#include "opbench/check.h"
 #include "common/common.h"
+#include "kernels/row_norm/row_norm_reference.h"
+#include "opbench/check.h"
 #include "opbench/family.h"
 #include "opbench/reference.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
 
-#include "rms_norm/rms_norm_kernel.h"
+#include "kernels/row_norm/row_norm.h"
 #endif
 
 namespace opbench {
@@ -42,12 +44,6 @@ at::Tensor rms_norm_composite(const at::Tensor& x, const at::Tensor& w) {
   return normed.to(x.scalar_type()) * w;
 }
 
-at::Tensor rms_norm_float64(const at::Tensor& x, const at::Tensor& w) {
-  at::Tensor xd = x.to(at::kDouble);
-  return xd * at::rsqrt(xd.pow(2).mean({-1}, true) + kEps) * w.to(at::kDouble);
-}
-
-
 void run_rms_norm(CaseContext& ctx) {
   const CaseInfo& c = ctx.info();
   const int64_t batch = c.dims[0], dim = c.dims[1];
@@ -61,7 +57,7 @@ void run_rms_norm(CaseContext& ctx) {
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (c.backend == "cuda") {
-    kernels::NormArgs args = families::norm_args(x, w, at::Tensor(), y, kEps);
+    kernels::NormArgs args = kernels::norm_args(x, w, at::Tensor(), y, kEps);
     iteration = [&, args] { kernels::launch_rms_norm(args, c10::cuda::getCurrentCUDAStream().stream()); };
   }
 #endif
@@ -70,7 +66,7 @@ void run_rms_norm(CaseContext& ctx) {
   }
 
   ctx.check_and_time(iteration, [&] {
-    expect_close(y, rms_norm_float64(x, w), tolerance_for(c.scalar_type), "RMSNorm output");
+    expect_close(y, kernels::rms_norm_reference(x, w, kEps), tolerance_for(c.scalar_type), "RMSNorm output");
   });
 }
 

@@ -1,5 +1,5 @@
 // RMSNorm: its declaration (bytes, shapes, backends). Its kernel is tested with LayerNorm's in
-// common/norm_kernels_test.cpp.
+// kernels/row_norm/row_norm_test.cpp.
 #include <gtest/gtest.h>
 
 #include "opbench/family.h"

@@ -1,6 +1,6 @@
 // L2 eviction policies for 16-byte loads and stores, and L1 hints for the loads (sm_80 and newer; before
 // that the policy is 0 and the access plain). Used by the cold flush (timer_kernels.cu) and the two-pass
-// row norms (common/row_norm.cuh).
+// row norms (kernels/row_norm/row_norm_kernels.cuh).
 // Include only from .cu files.
 #pragma once
 #include <cstdint>

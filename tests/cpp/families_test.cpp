@@ -1,7 +1,7 @@
 // The GEMV-like families (Gemv, GatherGemv, MLP, Ceiling): the shared dot-product tolerance rule,
 // every family's cases end to end through Google Benchmark (on CPU: all, small; on a GPU: each
 // family's first shape of every backend, and the ceilings), and the cuBLAS calls against float64 on
-// the GPU (the own GEMV kernel: benchmarks/common/gemv_kernel_test.cpp). GPU tests skip cleanly
+// the GPU (the own GEMV kernel: kernels/gemv/gemv_test.cpp). GPU tests skip cleanly
 // without a CUDA device.
 // Needs the family sources (and, in CUDA builds, their kernels and cuBLAS) linked in. Each family's own
 // work formula is tested in its folder (benchmarks/<family>/*_test.cpp).

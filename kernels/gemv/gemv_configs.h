@@ -1,0 +1,137 @@
+// The GEMV's launch configurations (the kernels: gemv_kernels.cuh) and the table that picks one per
+// launch, a set of rows per GPU it was tuned on (kernels/common/launch_rules.h): data, so that a retune
+// edits rows. gemv.cu compiles the configurations the table names and runs its pick; the tuner
+// (gemv_tune.cu) times these and more. Plain C++: the table's test runs without CUDA.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "kernels/common/launch_rules.h"
+#include "kernels/gemv/gemv_args.h"
+
+namespace opbench::kernels {
+
+enum class GemvPath : uint8_t {
+  kScalar,       // any layout: a row a warp, element by element
+  kVector,       // 16-byte loads: blocks of `warps` warps in row groups of `group` warps, `rows` rows a
+                 // group, `steps` column steps of all its rows in flight per lane
+  kExactRow,     // a plain GEMV whose rows are the kernel's span: a row a block of `warps` warps, each
+                 // thread `chunks` 16-byte loads, all issued before any arithmetic, no loop
+  kGatherPair,   // a gather of two slices that share x, rows of the kernel's span: row r of both slices
+                 // a block, both indices loaded together, x converted once for both rows
+};
+
+// One configuration: a kernel and its template parameters.
+struct GemvConfig {
+  GemvPath path = GemvPath::kScalar;
+  int warps = 0, group = 0, rows = 0, steps = 0;   // kVector
+  int chunks = 0;                                  // kExactRow, kGatherPair
+  // Blocks an SM the registers must allow (__launch_bounds__'s second argument); 0: no minimum. A
+  // kVector configuration with a minimum also issues x's loads with W's.
+  int min_blocks = 0;
+  // Elements a row of an exact-fit kernel (kExactRow, kGatherPair) spans for weights of type `w`.
+  constexpr int64_t span(WeightType w) const {
+    return int64_t{warps} * 32 * chunks * (w == WeightType::kInt8 ? 16 : 8);
+  }
+};
+constexpr GemvConfig vector_config(int warps, int group, int rows, int steps, int min_blocks = 0) {
+  return {GemvPath::kVector, warps, group, rows, steps, 0, min_blocks};
+}
+constexpr GemvConfig exact_row_config(int warps, int chunks, int min_blocks) {
+  return {GemvPath::kExactRow, warps, 0, 0, 0, chunks, min_blocks};
+}
+constexpr GemvConfig gather_pair_config(int warps, int chunks, int min_blocks) {
+  return {GemvPath::kGatherPair, warps, 0, 0, 0, chunks, min_blocks};
+}
+
+// The configuration's name in the tuner's CSV: "w8g4r2s2m0" (warps, group, rows, steps, min blocks),
+// "row.w16c4m2" and "pair.w4c8m0" (warps, chunks, min blocks), "scalar".
+std::string gemv_config_name(const GemvConfig& config);
+
+// Which launches a table row applies to: all of its conditions hold (the defaults hold for any launch).
+enum class GemvCondition : uint8_t { kAny, kYes, kNo };
+struct GemvWhen {
+  int64_t min_row_bytes = 0, max_row_bytes = std::numeric_limits<int64_t>::max();   // one row of W
+  int64_t min_output_rows = 0, max_output_rows = std::numeric_limits<int64_t>::max();   // rows x slices
+  GemvCondition plain = GemvCondition::kAny;         // no gather and no fusion
+  GemvCondition paired_rows = GemvCondition::kAny;   // the SwiGLU or RoPE epilogue (two rows a group)
+
+  constexpr GemvWhen row_bytes_up_to(int64_t bytes) const { GemvWhen w = *this; w.max_row_bytes = bytes; return w; }
+  constexpr GemvWhen row_bytes_from(int64_t bytes) const { GemvWhen w = *this; w.min_row_bytes = bytes; return w; }
+  constexpr GemvWhen output_rows_up_to(int64_t n) const { GemvWhen w = *this; w.max_output_rows = n; return w; }
+  constexpr GemvWhen output_rows_from(int64_t n) const { GemvWhen w = *this; w.min_output_rows = n; return w; }
+  constexpr GemvWhen not_plain() const { GemvWhen w = *this; w.plain = GemvCondition::kNo; return w; }
+  constexpr GemvWhen with_paired_rows() const { GemvWhen w = *this; w.paired_rows = GemvCondition::kYes; return w; }
+};
+constexpr GemvWhen kAnyLaunch{};
+
+// A row of the table: under `rules`, for weights of `w_type`, the launches `when` selects run `config`.
+// An exact-fit configuration applies only where its kernel runs: kExactRow to a plain GEMV of an
+// ordinary launch (not programmatic) whose rows are its span; kGatherPair to an ordinary, unfused
+// gather of two slices that share x (x_stride 0) whose rows are its span.
+struct GemvRule {
+  LaunchRules rules;
+  WeightType w_type;
+  GemvWhen when;
+  GemvConfig config;
+};
+
+// The table: the first row that applies wins. Exact-fit rows come first, then the vector path's rows,
+// the last of each set and weight type applying to any launch.
+namespace gemv_table {
+constexpr auto kH100 = LaunchRules::kH100, kH200 = LaunchRules::kH200;
+constexpr auto kBf16 = WeightType::kBf16, kInt8 = WeightType::kInt8;
+constexpr GemvWhen kAny = kAnyLaunch;
+inline constexpr GemvRule kRows[] = {
+    // Exact-fit rows: every load of a row issued at once, as inductor's kernels for static shapes. A
+    // gather runs no row kernel: a row a block waits on its index for every row.
+    {kH100, kBf16, kAny, exact_row_config(16, 4, 2)},    // 16384 columns
+    {kH100, kBf16, kAny, exact_row_config(16, 2, 0)},    // 8192
+    {kH100, kBf16, kAny, exact_row_config(8, 2, 0)},     // 4096
+    {kH100, kInt8, kAny, exact_row_config(8, 4, 4)},     // 16384
+    {kH100, kInt8, kAny, exact_row_config(4, 4, 8)},     // 8192
+    {kH100, kInt8, kAny, gather_pair_config(16, 2, 4)},  // 16384
+    {kH200, kBf16, kAny, exact_row_config(16, 4, 2)},    // 16384
+    {kH200, kBf16, kAny, exact_row_config(16, 2, 0)},    // 8192
+    {kH200, kBf16, kAny, exact_row_config(8, 2, 0)},     // 4096
+    {kH200, kInt8, kAny, exact_row_config(4, 8, 8)},     // 16384
+    {kH200, kInt8, kAny, exact_row_config(4, 4, 12)},    // 8192
+    {kH200, kBf16, kAny, gather_pair_config(16, 4, 2)},  // 16384
+    {kH200, kBf16, kAny, gather_pair_config(16, 2, 3)},  // 8192
+    {kH200, kInt8, kAny, gather_pair_config(4, 8, 0)},   // 16384
+    // bf16 on the H100: rows of up to 4 KB by groups of 4 warps, 2 rows x 2 steps (as the paired
+    // epilogues need: two rows a group); longer rows a row per 8-warp block, or per 16-warp block from
+    // 8192 output rows (with fewer, the last wave of 4 such blocks an SM leaves SMs idle).
+    {kH100, kBf16, kAny.with_paired_rows(), vector_config(8, 4, 2, 2)},
+    {kH100, kBf16, kAny.row_bytes_up_to(4096), vector_config(8, 4, 2, 2)},
+    {kH100, kBf16, kAny.row_bytes_up_to(8192), vector_config(8, 8, 1, 2)},
+    {kH100, kBf16, kAny.output_rows_up_to(8191), vector_config(8, 8, 1, 2)},
+    {kH100, kBf16, kAny, vector_config(16, 16, 1, 2)},
+    // bf16 on the H200: past 4 KB a gathered or fused row per 4-warp block up to 16 KB; plain GEMVs
+    // (their kernel without the expert's code) and longer rows per 8-warp block.
+    {kH200, kBf16, kAny.with_paired_rows(), vector_config(8, 4, 2, 2)},
+    {kH200, kBf16, kAny.row_bytes_up_to(4096), vector_config(8, 4, 2, 2)},
+    {kH200, kBf16, kAny.row_bytes_up_to(16384).not_plain(), vector_config(4, 4, 1, 2)},
+    {kH200, kBf16, kAny, vector_config(8, 8, 1, 2)},
+    // int8 on the H100: rows under 8 KB by groups of 2 warps, longer by groups of 4, 2 rows x 2 steps.
+    {kH100, kInt8, kAny.row_bytes_up_to(8191), vector_config(8, 2, 2, 2)},
+    {kH100, kInt8, kAny, vector_config(8, 4, 2, 2)},
+    // int8 on the H200: rows of 4 KB or more a warp a block, 2 rows x 4 steps, given more than 4096
+    // output rows (with 4096, an SM holds 16 such warps); else groups of 2 warps at any length.
+    {kH200, kInt8, kAny.row_bytes_from(4096).output_rows_from(4097), vector_config(1, 1, 2, 4)},
+    {kH200, kInt8, kAny, vector_config(8, 2, 2, 2)},
+};
+}  // namespace gemv_table
+inline constexpr const auto& kGemvRules = gemv_table::kRows;
+constexpr int kGemvRuleCount = static_cast<int>(sizeof(kGemvRules) / sizeof(kGemvRules[0]));
+
+// The row of kGemvRules a launch of `args` runs under `rules`, or -1 for the scalar kernel (a layout
+// that is not gemv_vectorizable). `programmatic_launch`: the launch is programmatic (asked for, and
+// the device supports it), which the exact-fit kernels are not.
+int gemv_rule_index(LaunchRules rules, const GemvArgs& args, bool programmatic_launch);
+
+// The configuration that launch runs: kGemvRules[gemv_rule_index(...)].config, or the scalar kernel.
+GemvConfig gemv_config(LaunchRules rules, const GemvArgs& args, bool programmatic_launch);
+
+}  // namespace opbench::kernels

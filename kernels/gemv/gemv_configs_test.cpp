@@ -1,0 +1,167 @@
+// The GEMV's configuration table (gemv_configs.h) picks, for each rule set, the configuration written
+// out below for representative launches: the seed's and the decode models' shapes, each fusion, gathers
+// sharing x or not, programmatic launches, and the boundaries of every row-length and row-count
+// condition. The expectations are written out by hand from the rules as tuned, not read from the table.
+// No GPU needed.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/gemv/gemv_configs.h"
+
+namespace opbench::kernels {
+namespace {
+
+constexpr auto kBf16 = WeightType::kBf16, kInt8 = WeightType::kInt8;
+
+// A GEMV of `rows` x `cols` weights on 16-byte aligned (never dereferenced) pointers.
+GemvArgs plain(WeightType w, int64_t rows, int64_t cols) {
+  GemvArgs a;
+  a.w = reinterpret_cast<const void*>(uintptr_t{1} << 20);
+  a.w_type = w;
+  a.rows = rows;
+  a.cols = a.row_stride = cols;
+  a.x = reinterpret_cast<const void*>(uintptr_t{1} << 21);
+  a.y = reinterpret_cast<void*>(uintptr_t{1} << 22);
+  return a;
+}
+// `selected` of 8 experts, one x for all (shared_x) or one each.
+GemvArgs gathered(WeightType w, int64_t rows, int64_t cols, int64_t selected, bool shared_x) {
+  GemvArgs a = plain(w, rows, cols);
+  a.expert_idx = reinterpret_cast<const int64_t*>(uintptr_t{1} << 23);
+  a.num_selected = selected;
+  a.num_experts = 8;
+  a.expert_stride = rows * cols;
+  a.x_stride = shared_x ? 0 : cols;
+  return a;
+}
+GemvArgs normed(GemvArgs a, GemvEpilogue e = GemvEpilogue::kStore) {
+  a.fusion.norm_w = reinterpret_cast<const void*>(uintptr_t{1} << 24);
+  a.fusion.epilogue = e;
+  return a;
+}
+GemvArgs with_epilogue(GemvArgs a, GemvEpilogue e) {
+  a.fusion.epilogue = e;
+  return a;
+}
+GemvArgs misaligned_x(GemvArgs a) {
+  a.x = static_cast<const char*>(a.x) + 2;
+  return a;
+}
+
+struct Expected {
+  std::string launch;
+  GemvArgs args;
+  bool programmatic;   // a programmatic launch on a device that supports it
+  const char* h100;
+  const char* h200;
+};
+
+const std::vector<Expected> kBf16Expected = {
+    {"odd width", plain(kBf16, 37, 1003), false, "scalar", "scalar"},
+    {"misaligned x", misaligned_x(plain(kBf16, 64, 1024)), false, "scalar", "scalar"},
+    {"Gemv 1024", plain(kBf16, 1024, 1024), false, "w8g4r2s2m0", "w8g4r2s2m0"},
+    {"Gemv 4096", plain(kBf16, 4096, 4096), false, "row.w8c2m0", "row.w8c2m0"},
+    {"Gemv 8192", plain(kBf16, 8192, 8192), false, "row.w16c2m0", "row.w16c2m0"},
+    {"Gemv 16384", plain(kBf16, 16384, 16384), false, "row.w16c4m2", "row.w16c4m2"},
+    {"Gemv 16384 programmatic", plain(kBf16, 16384, 16384), true, "w16g16r1s2m0", "w8g8r1s2m0"},
+    {"Gemv 4096 programmatic", plain(kBf16, 4096, 4096), true, "w8g8r1s2m0", "w8g8r1s2m0"},
+    {"4 KB rows", plain(kBf16, 100, 2048), false, "w8g4r2s2m0", "w8g4r2s2m0"},
+    {"rows just past 4 KB", plain(kBf16, 100, 2056), false, "w8g8r1s2m0", "w8g8r1s2m0"},
+    {"rows past 8 KB, 8191 of them", plain(kBf16, 8191, 4104), false, "w8g8r1s2m0", "w8g8r1s2m0"},
+    {"rows past 8 KB, 8192 of them", plain(kBf16, 8192, 4104), false, "w16g16r1s2m0", "w8g8r1s2m0"},
+    {"llama.w2 (4096 rows of 22 KB)", plain(kBf16, 4096, 11008), false, "w8g8r1s2m0", "w8g8r1s2m0"},
+    {"llama.output", plain(kBf16, 32000, 4096), false, "row.w8c2m0", "row.w8c2m0"},
+    {"GatherGemv 1024", gathered(kBf16, 1024, 1024, 2, true), false, "w8g4r2s2m0", "w8g4r2s2m0"},
+    {"GatherGemv 4096", gathered(kBf16, 4096, 4096, 2, true), false, "w8g8r1s2m0", "w4g4r1s2m0"},
+    {"GatherGemv 8192", gathered(kBf16, 8192, 8192, 2, true), false, "w16g16r1s2m0", "pair.w16c2m3"},
+    {"GatherGemv 16384", gathered(kBf16, 16384, 16384, 2, true), false, "w16g16r1s2m0", "pair.w16c4m2"},
+    {"GatherGemv 16384 programmatic", gathered(kBf16, 16384, 16384, 2, true), true, "w16g16r1s2m0", "w8g8r1s2m0"},
+    {"gather of 3 slices", gathered(kBf16, 8192, 8192, 3, true), false, "w16g16r1s2m0", "w4g4r1s2m0"},
+    {"gather of 2, rows just under 16 KB", gathered(kBf16, 1000, 8184, 2, true), false, "w8g8r1s2m0", "w4g4r1s2m0"},
+    {"gather of 2, rows just past 16 KB", gathered(kBf16, 1000, 8200, 2, true), false, "w8g8r1s2m0", "w8g8r1s2m0"},
+    {"mixtral.w2 (one x each)", gathered(kBf16, 4096, 14336, 2, false), false, "w16g16r1s2m0", "w8g8r1s2m0"},
+    {"norm prologue, output head", normed(plain(kBf16, 32000, 4096)), false, "w8g8r1s2m0", "w4g4r1s2m0"},
+    {"norm prologue, 16 KB rows", normed(plain(kBf16, 8192, 8192)), true, "w16g16r1s2m0", "w4g4r1s2m0"},
+    {"rope epilogue (wqkv)", normed(plain(kBf16, 12288, 4096), GemvEpilogue::kRopeCache), true, "w8g4r2s2m0",
+     "w8g4r2s2m0"},
+    {"swiglu epilogue (w13)", normed(plain(kBf16, 22016, 4096), GemvEpilogue::kSwiglu), true, "w8g4r2s2m0",
+     "w8g4r2s2m0"},
+    {"swiglu, gathered", normed(gathered(kBf16, 28672, 4096, 2, true), GemvEpilogue::kSwiglu), true, "w8g4r2s2m0",
+     "w8g4r2s2m0"},
+    {"add-to-y (wo)", with_epilogue(plain(kBf16, 4096, 4096), GemvEpilogue::kAddToY), true, "w8g8r1s2m0",
+     "w4g4r1s2m0"},
+    {"add-to-y, 22 KB rows (w2)", with_epilogue(plain(kBf16, 4096, 11008), GemvEpilogue::kAddToY), true,
+     "w8g8r1s2m0", "w8g8r1s2m0"},
+};
+
+const std::vector<Expected> kInt8Expected = {
+    {"odd width", plain(kInt8, 37, 1000), false, "scalar", "scalar"},
+    {"misaligned x", misaligned_x(plain(kInt8, 64, 1024)), false, "scalar", "scalar"},
+    {"Gemv 1024", plain(kInt8, 1024, 1024), false, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"Gemv 4096", plain(kInt8, 4096, 4096), false, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"Gemv 8192", plain(kInt8, 8192, 8192), false, "row.w4c4m8", "row.w4c4m12"},
+    {"Gemv 16384", plain(kInt8, 16384, 16384), false, "row.w8c4m4", "row.w4c8m8"},
+    {"Gemv 16384 programmatic", plain(kInt8, 16384, 16384), true, "w8g4r2s2m0", "w1g1r2s4m0"},
+    {"4 KB rows, 4096 of them", plain(kInt8, 4096, 4096), true, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"4 KB rows, 4097 of them", plain(kInt8, 4097, 4096), true, "w8g2r2s2m0", "w1g1r2s4m0"},
+    {"rows just under 4 KB", plain(kInt8, 8192, 4080), false, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"rows just under 8 KB", plain(kInt8, 8192, 8176), false, "w8g2r2s2m0", "w1g1r2s4m0"},
+    {"llama.wqkv", plain(kInt8, 12288, 4096), false, "w8g2r2s2m0", "w1g1r2s4m0"},
+    {"llama.w2 (4096 rows of 11 KB)", plain(kInt8, 4096, 11008), false, "w8g4r2s2m0", "w8g2r2s2m0"},
+    {"GatherGemv 4096", gathered(kInt8, 4096, 4096, 2, true), false, "w8g2r2s2m0", "w1g1r2s4m0"},
+    {"GatherGemv 8192", gathered(kInt8, 8192, 8192, 2, true), false, "w8g4r2s2m0", "w1g1r2s4m0"},
+    {"GatherGemv 16384", gathered(kInt8, 16384, 16384, 2, true), false, "pair.w16c2m4", "pair.w4c8m0"},
+    {"GatherGemv 16384 programmatic", gathered(kInt8, 16384, 16384, 2, true), true, "w8g4r2s2m0", "w1g1r2s4m0"},
+    {"mixtral.w2 (one x each)", gathered(kInt8, 4096, 14336, 2, false), true, "w8g4r2s2m0", "w1g1r2s4m0"},
+    {"mixtral.w13 swiglu, gathered", normed(gathered(kInt8, 28672, 4096, 2, true), GemvEpilogue::kSwiglu), true,
+     "w8g2r2s2m0", "w1g1r2s4m0"},
+    {"router (norm prologue)", normed(plain(kInt8, 8, 4096)), true, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"norm prologue, 16 KB rows", normed(plain(kInt8, 16384, 16384)), false, "w8g4r2s2m0", "w1g1r2s4m0"},
+    {"rope epilogue (wqkv)", normed(plain(kInt8, 6144, 4096), GemvEpilogue::kRopeCache), true, "w8g2r2s2m0",
+     "w1g1r2s4m0"},
+    {"add-to-y (wo)", with_epilogue(plain(kInt8, 4096, 4096), GemvEpilogue::kAddToY), true, "w8g2r2s2m0",
+     "w8g2r2s2m0"},
+};
+
+void expect_picks(const std::vector<Expected>& cases) {
+  for (const Expected& e : cases) {
+    SCOPED_TRACE(e.launch);
+    EXPECT_EQ(gemv_config_name(gemv_config(LaunchRules::kH100, e.args, e.programmatic)), e.h100);
+    EXPECT_EQ(gemv_config_name(gemv_config(LaunchRules::kH200, e.args, e.programmatic)), e.h200);
+  }
+}
+
+TEST(GemvConfigs, Bf16LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kBf16Expected); }
+TEST(GemvConfigs, Int8LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kInt8Expected); }
+
+// Every rule set and weight type ends with a vector-path row for any launch.
+TEST(GemvConfigs, EverySetAndWeightTypeHasARowForAnyLaunch) {
+  for (LaunchRules rules : {LaunchRules::kH100, LaunchRules::kH200})
+    for (WeightType w : {kBf16, kInt8}) {
+      SCOPED_TRACE(std::string(launch_rules_name(rules)) + (w == kInt8 ? " int8" : " bf16"));
+      const GemvRule* last = nullptr;
+      for (const GemvRule& r : kGemvRules)
+        if (r.rules == rules && r.w_type == w) last = &r;
+      ASSERT_NE(last, nullptr);
+      EXPECT_EQ(last->config.path, GemvPath::kVector);
+      EXPECT_EQ(last->when.max_row_bytes, kAnyLaunch.max_row_bytes);
+      EXPECT_EQ(last->when.max_output_rows, kAnyLaunch.max_output_rows);
+      EXPECT_EQ(last->when.min_row_bytes, 0);
+      EXPECT_EQ(last->when.min_output_rows, 0);
+      EXPECT_EQ(last->when.plain, GemvCondition::kAny);
+    }
+}
+
+TEST(GemvConfigs, NamesAreTheTunersCsvNames) {
+  EXPECT_EQ(gemv_config_name(vector_config(8, 4, 2, 2)), "w8g4r2s2m0");
+  EXPECT_EQ(gemv_config_name(vector_config(4, 4, 1, 4, 8)), "w4g4r1s4m8");
+  EXPECT_EQ(gemv_config_name(exact_row_config(16, 4, 2)), "row.w16c4m2");
+  EXPECT_EQ(gemv_config_name(gather_pair_config(4, 8, 0)), "pair.w4c8m0");
+  EXPECT_EQ(exact_row_config(16, 4, 2).span(kBf16), 16384);
+  EXPECT_EQ(exact_row_config(4, 4, 12).span(kInt8), 8192);
+}
+
+}  // namespace
+}  // namespace opbench::kernels
