@@ -3,8 +3,10 @@
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
 #   gpu_checks/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
 #                                    collective; models models_py timers selftest (not in the default list: minutes each);
-#                                    tune (kernels/tune/run.sh: every configuration of the own kernels, checked against its float64 reference, timed with the harness's timer), kernel_tests (the GPU
-#                                    tests of the own kernels and the decode step, without the rest of ctest),
+#                                    tune (kernels/tune/run.sh: every configuration of the own kernels,
+#                                    checked against its float64 reference, timed with the harness's timer),
+#                                    kernel_tests (the GPU tests of the own kernels and the decode step,
+#                                    without the rest of ctest),
 #                                    vs_inductor (ROUNDS alternating rounds of the own kernels and torch.compile,
 #                                    the median table of gpu_checks/own_kernels_vs_inductor.py)
 #                                    (default: all, in that order)
