@@ -13,11 +13,12 @@ Per own-kernel case of the rounds' bench_ops.json (backend `cuda`, the Ceiling s
 runs the norm families bf16 4096 x D and Gemv and GatherGemv bf16 and int8 D x D, D = 1024, 4096, 8192,
 16384), in bench_ops' order: the medians of the own kernel (`cuda`), ATen and inductor in us; the own
 kernel's GB/s (the case's bytes over its median time) and its share of the matching ceiling (norms, the
-families named *Norm, read and write: copy; the rest read: read). The ceiling of a case is its stream at the case's own byte count, as bench_ops
-holds it (lib/opbench/work.h, StreamCurve: the Ceiling streams run at 16 MiB to 1 GiB, the fastest of a
-kind and size kept, sizes between interpolated), the median over the rounds; beside it the share of the
-largest stream (1 GiB), which a case of fewer bytes cannot reach (a stream's fixed cost). Own vs inductor
-(inductor / own - 1 of the medians: + means the own kernel is faster) and its range over the rounds.
+families named *Norm, read and write: copy; the rest read: read). The ceiling of a case is its stream
+at the case's own byte count, as bench_ops holds it (lib/opbench/work.h, StreamCurve: the Ceiling
+streams run at 16 MiB to 1 GiB, the fastest of a kind and size kept, sizes between interpolated), the
+median over the rounds; beside it the share of the largest stream (1 GiB), which a case of fewer bytes
+cannot reach (a stream's fixed cost). Own vs inductor (inductor / own - 1 of the medians: + means the
+own kernel is faster) and its range over the rounds.
 Then the acceptance criteria, each met or not with its figure:
   - own >= inductor at D >= 4096, within 5% at D = 1024;
   - GEMVs at D = 16384 >= 95% of read; norms at D >= 8192 >= 90% of copy.
@@ -44,8 +45,9 @@ def case_names(rounds):
     for r in rounds:
         for name in r[2]:
             parts = name.split("/")
-            if len(parts) == 4 and parts[3] == "cuda" and parts[0] != "Ceiling":
-                seen.setdefault("/".join(parts[:3]), (parts[0].endswith("Norm"), int(parts[2].split("x")[-1])))
+            width = parts[2].split("x")[-1] if len(parts) == 4 else ""
+            if parts[-1] == "cuda" and parts[0] != "Ceiling" and width.isdigit():
+                seen.setdefault("/".join(parts[:3]), (parts[0].endswith("Norm"), int(width)))
     for name, (norm, dim) in seen.items():
         yield name, norm, dim
 
