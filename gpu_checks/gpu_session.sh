@@ -3,8 +3,10 @@
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
 #   gpu_checks/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
 #                                    collective; models models_py timers selftest (not in the default list: minutes each);
-#                                    tune (kernels/tune/run.sh: every configuration of the own kernels, checked against its float64 reference, timed with the harness's timer), kernel_tests (the GPU
-#                                    tests of the own kernels and the decode step, without the rest of ctest),
+#                                    tune (kernels/tune/run.sh: every configuration of the own kernels,
+#                                    checked against its float64 reference, timed with the harness's timer),
+#                                    kernel_tests (the GPU tests of the own kernels and the decode step,
+#                                    without the rest of ctest),
 #                                    vs_inductor (ROUNDS alternating rounds of the own kernels and torch.compile,
 #                                    the median table of gpu_checks/own_kernels_vs_inductor.py)
 #                                    (default: all, in that order)
@@ -69,7 +71,7 @@ step_compile() {  # torch.compile (inductor) and eager beside the own kernels, s
 }
 step_vs_inductor() {  # ROUNDS (default 3) alternating rounds of bench_ops and torch_compile_timings, then the median table
   local dir="$out/vs_inductor" i
-  local filter='^(Ceiling/bf16/[0-9]+x[0-9]+/(read|write|copy)|(LayerNorm|RMSNorm)/bf16/4096x|(Gemv|GatherGemv)/(bf16|int8)/)'
+  local filter='^(Ceiling/bf16/[0-9]+x[0-9]+/(read|write|copy)|[A-Za-z]+Norm/bf16/4096x|(Gemv|GatherGemv)/(bf16|int8)/)'
   for i in $(seq "${ROUNDS:-3}"); do
     mkdir -p "$dir/round$i"
     wall $bench --benchmark_filter="$filter" --benchmark_out="$dir/round$i/bench_ops.json" \
@@ -109,7 +111,7 @@ step_models_py() {  # the same models in PyTorch, eager and torch.compile(mode="
     >"$out/models_python.txt" 2>&1
   tail -20 "$out/models_python.txt" >&2
 }
-TIMER_CASES=(Gemv/bf16/1024/cuda Gemv/bf16/4096/cuda RMSNorm/bf16/4096x4096/cuda LayerNorm/bf16/4096x8192/cuda
+TIMER_CASES=(Gemv/bf16/1024/cuda Gemv/bf16/4096/cuda LayerNorm/bf16/4096x4096/cuda LayerNorm/bf16/4096x8192/cuda
              Gemv/bf16/16384/cuda)
 step_timers() {  # issue 17: cupti, events and graph against ncu's kernel time, 5 own-kernel cases ~5-200 us
   local filter="^($(IFS='|'; echo "${TIMER_CASES[*]}"))\$"
@@ -141,7 +143,7 @@ PY
 step_selftest() {  # issue 17: the gate's false alarms and detection of an injected 5% slowdown, 20 rounds
   wall python3 -m opbench_tools.gate_selftest --binary $bench --rounds "${SELFTEST_ROUNDS:-20}" --jobs 4 --slowdown 5 \
     ${SELFTEST_BUDGET_S:+--time-budget "$SELFTEST_BUDGET_S"} \
-    --filter '^(LayerNorm/bf16/4096x8192|RMSNorm/bf16/4096x16384|Gemv/bf16/16384)/cuda$' \
+    --filter '^(LayerNorm/bf16/4096x(8192|16384)|Gemv/bf16/16384)/cuda$' \
     --out-dir /tmp/gate_selftest --json "$out/gate_selftest.json" >"$out/gate_selftest.txt" 2>"$out/gate_selftest.log"
   cat "$out/gate_selftest.txt" >&2
 }

@@ -9,14 +9,16 @@ A case's time moves from one process to the next by more than the gaps judged he
 one call: up to 4.3% for the own kernels, up to 48% for inductor's), so the rounds alternate
 the two processes and each figure is the median over the rounds.
 
-Per case (LayerNorm and RMSNorm bf16 4096 x D; Gemv and GatherGemv bf16 and int8 D x D; D = 1024, 4096,
-8192, 16384): the medians of the own kernel (`cuda`), ATen and inductor in us; the own kernel's GB/s
-(the case's bytes over its median time) and its share of the matching ceiling (norms read and write:
-copy; GEMVs read: read). The ceiling of a case is its stream at the case's own byte count, as bench_ops
-holds it (lib/opbench/work.h, StreamCurve: the Ceiling streams run at 16 MiB to 1 GiB, the fastest of a
-kind and size kept, sizes between interpolated), the median over the rounds; beside it the share of the
-largest stream (1 GiB), which a case of fewer bytes cannot reach (a stream's fixed cost). Own vs inductor
-(inductor / own - 1 of the medians: + means the own kernel is faster) and its range over the rounds.
+Per own-kernel case of the rounds' bench_ops.json (backend `cuda`, the Ceiling streams aside; the step
+runs the norm families bf16 4096 x D and Gemv and GatherGemv bf16 and int8 D x D, D = 1024, 4096, 8192,
+16384), in bench_ops' order: the medians of the own kernel (`cuda`), ATen and inductor in us; the own
+kernel's GB/s (the case's bytes over its median time) and its share of the matching ceiling (norms, the
+families named *Norm, read and write: copy; the rest read: read). The ceiling of a case is its stream
+at the case's own byte count, as bench_ops holds it (lib/opbench/work.h, StreamCurve: the Ceiling
+streams run at 16 MiB to 1 GiB, the fastest of a kind and size kept, sizes between interpolated), the
+median over the rounds; beside it the share of the largest stream (1 GiB), which a case of fewer bytes
+cannot reach (a stream's fixed cost). Own vs inductor (inductor / own - 1 of the medians: + means the
+own kernel is faster) and its range over the rounds.
 Then the acceptance criteria, each met or not with its figure:
   - own >= inductor at D >= 4096, within 5% at D = 1024;
   - GEMVs at D = 16384 >= 95% of read; norms at D >= 8192 >= 90% of copy.
@@ -31,32 +33,37 @@ import sys
 
 from opbench_tools import benchmark_json
 
-DIMS = (1024, 4096, 8192, 16384)
 CEILING = "Ceiling/bf16/32768x16384/"   # the 1 GiB streams
 AHEAD_FROM_DIM, NEAR_DIM, NEAR_PCT = 4096, 1024, 5.0
 GEMV_READ_PCT, NORM_COPY_PCT = 95.0, 90.0
 
 
-def case_names():
-    """(case name without backend, is a norm, D) in table order."""
-    for d in DIMS:
-        yield f"LayerNorm/bf16/4096x{d}", True, d
-        yield f"RMSNorm/bf16/4096x{d}", True, d
-    for dtype in ("bf16", "int8"):
-        for d in DIMS:
-            yield f"Gemv/{dtype}/{d}", False, d
-            yield f"GatherGemv/{dtype}/{d}", False, d
+def case_names(rounds):
+    """(case name without backend, is a norm, D: the shape's last number) of every own-kernel case in the
+    rounds' bench_ops.json, failed ones too, in the order bench_ops ran them."""
+    seen = {}
+    for r in rounds:
+        for name in r[2]:
+            parts = name.split("/")
+            width = parts[2].split("x")[-1] if len(parts) == 4 else ""
+            if parts[-1] == "cuda" and parts[0] != "Ceiling" and width.isdigit():
+                seen.setdefault("/".join(parts[:3]), (parts[0].endswith("Norm"), int(width)))
+    for name, (norm, dim) in seen.items():
+        yield name, norm, dim
 
 
 def read_round(folder: pathlib.Path):
-    """({bench_ops case: (us, bytes)}, {compile case: us}) of one round; InputError naming the file."""
+    """({bench_ops case: (us, bytes)}, {compile case: us}, [every bench_ops case run, failed ones too]) of
+    one round; InputError naming the file."""
     bench_path, compile_path = folder / "bench_ops.json", folder / "compile.json"
     ours = {name: (benchmark_json.real_time_us(b), b.get("bytes"))
             for name, b in benchmark_json.successful_iterations(str(bench_path)).items()}
+    ran = [b["name"] for b in benchmark_json.read_json(str(bench_path))["benchmarks"]
+           if b.get("run_type", "iteration") == "iteration"]
     compiled = benchmark_json.parse_json_file(str(compile_path))
     if not isinstance(compiled, dict) or not isinstance(compiled.get("median_us"), dict):
         raise benchmark_json.InputError(f"{compile_path}: expected torch_compile_timings.py's JSON (a 'median_us' object)")
-    return ours, compiled["median_us"]
+    return ours, compiled["median_us"], ran
 
 
 def median_of(rounds, pick):
@@ -86,7 +93,7 @@ def largest_gbps(curves, kind):
 def rows(rounds, curves):
     """One dict a case: the medians, GB/s, % of its ceiling (`curves`: ceilings(rounds)) and of the
     largest stream, own vs inductor and its range."""
-    for name, norm, dim in case_names():
+    for name, norm, dim in case_names(rounds):
         own = median_of(rounds, lambda r: (r[0].get(name + "/cuda") or (None,))[0])
         aten = median_of(rounds, lambda r: (r[0].get(name + "/aten") or (None,))[0])
         inductor = median_of(rounds, lambda r: r[1].get(name + "/inductor"))

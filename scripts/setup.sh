@@ -51,7 +51,8 @@ if [ "$have_torch" != "$want_torch" ]; then
 else
   say "venv has torch $have_torch"
 fi
-frozen=$("$venv/bin/pip" freeze --disable-pip-version-check 2>/dev/null | tr '[:upper:]_' '[:lower:]-')
+# --all: plain `pip freeze` leaves out pip, setuptools and wheel, so a pinned wheel would never be found.
+frozen=$("$venv/bin/pip" freeze --all --disable-pip-version-check 2>/dev/null | tr '[:upper:]_' '[:lower:]-')
 missing_py=()
 for pin in $PY_TOOL_PACKAGES; do
   want=$(echo "$pin" | tr '[:upper:]_' '[:lower:]-')

@@ -107,9 +107,9 @@ std::unique_ptr<Communicator> make_communicator(bool gpu) {
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Communicator::~Communicator() = default;
 
-// The NCCL process group has not yet run on a GPU through this code: its first run (H100, 2026-11-24,
-// results/NVIDIA_H100_80GB_HBM3/collective/) crashed with SIGSEGV at the first case, under bench_ops and
-// under torchrun alike, taking the rest of a sweep with it. Until a run shows it works it is opt-in.
+// The NCCL process group has not run on a GPU through this code: its one run (H100, 2026-11-24; record
+// in records/NVIDIA_H100_80GB_HBM3/collective/) crashed with SIGSEGV at the first case, under bench_ops
+// and under torchrun alike, taking the rest of a sweep with it. Until a run shows it works it is opt-in.
 constexpr const char* kNcclOptIn = "OPBENCH_COLLECTIVE_NCCL";
 
 std::optional<std::string> Communicator::unavailable(bool gpu) {

@@ -1,5 +1,5 @@
 // cuBLAS calls for the families: see cublas_ops.h. Host code only; a .cu file so that it is built
-// only in CUDA builds (CMake globs benchmarks/kernels/*.cu into bench_ops there).
+// only in CUDA builds (CMake globs benchmarks/*/*.cu into the families there).
 #include <cublas_v2.h>
 
 #include <climits>

@@ -23,7 +23,7 @@ void launch_spin(cudaStream_t stream, uint64_t nanoseconds);
 // Reads `bytes` of `buffer` (a multiple of 128, 16-byte aligned) so that L2 holds only clean lines of
 // it afterwards, of normal priority: the cold-cache flush. A read, not a memset: a memset leaves L2 full
 // of dirty lines that the timed kernel would then pay to write back (measured on the H100: +6% on a 190 us
-// GEMV, +17% on a 22 us RMSNorm against ncu, whose cache control invalidates). From sm_80 on the read
+// GEMV, +17% on a 22 us rms norm against ncu, whose cache control invalidates). From sm_80 on the read
 // carries an L2 evict_last policy and a second kernel then demotes the buffer's lines to evict_normal:
 // lines an earlier kernel read with evict_last (as inductor's norms and GEMVs read x) survive a plain
 // read of 2x L2, but not newer evict_last lines (measured on the H100, LayerNorm 4096x8192 after such a

@@ -9,8 +9,9 @@ import sys
 
 from bench_ops_bin import bench_ops
 from opbench_tools import shard
-# Fast families on the CPU, a world-of-one collective among them (each shard is its own world).
-FILTER = "--benchmark_filter=^(LayerNorm|RMSNorm|Gemv|GatherGemv|Collective/fp32)/"
+# Fast families on the CPU (the norms, the GEMVs), a world-of-one collective among them (each shard is
+# its own world).
+FILTER = "--benchmark_filter=^([A-Za-z]+Norm|Gemv|GatherGemv|Collective/fp32)/"
 
 
 CPU_ONLY = dict(os.environ, CUDA_VISIBLE_DEVICES="")   # the CPU cases, also on a GPU host
