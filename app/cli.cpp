@@ -96,6 +96,14 @@ CliOptions parse_cli(const std::vector<std::string>& args, const MoreFlags& more
       if (v->empty() || v->size() > 64 || v->find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
         throw std::invalid_argument("--opbench_run_id=" + *v + ": expected 1 to 64 hex digits");
       cli.run_id = *v;
+    } else if (auto v = flag_value(args, i, "--opbench_inductor_cache")) {
+      cli.inductor_cache = *v;
+    } else if (auto v = flag_value(args, i, "--opbench_inductor_settings")) {
+      cli.inductor_settings = *v;
+    } else if (auto v = flag_value(args, i, "--opbench_inductor_plan")) {
+      cli.inductor_plan = *v;
+    } else if (args[i] == "--opbench_inductor_build") {
+      cli.inductor_build = true;
     } else if (more_flags && more_flags(args, i)) {
       // another program's flag (operator replay's), taken by more_flags
     } else {
@@ -119,6 +127,7 @@ GbenchFlags gbench_flags(const std::vector<std::string>& args) {
   };
   for (const auto& arg : args) {
     if (auto v = value(arg, "--benchmark_format")) flags.format = *v;
+    if (auto v = value(arg, "--benchmark_filter")) flags.filter = *v;
     if (auto v = value(arg, "--benchmark_out")) flags.out = *v;
     if (auto v = value(arg, "--benchmark_out_format")) flags.out_format = *v;
     if (auto v = value(arg, "--benchmark_time_unit")) {
@@ -189,6 +198,22 @@ opbench flags:
                               iterations with the profiler to DIR/<case>.trace.json and report
                               gpu_util and mm_util (busy / wall time of the same N iterations
                               run without the profiler); analyze any trace with opbench-trace
+
+The inductor backend (docs/inductor.md): what torch.compile makes of each family's Python module, as an
+AOTInductor package built ahead of the run (7-80 s a package on a GPU) and loaded here:
+  --opbench_inductor_build    first build the selected inductor cases' packages that are missing or
+                              stale (inductor/build_packages.py, with the python of this build)
+  --opbench_inductor_plan=FILE|-
+                              write the selected inductor cases' packages (module, key, current /
+                              missing / stale) as JSON and exit: what inductor/build_packages.py reads
+  --opbench_inductor_cache DIR
+                              where packages live (default $OPBENCH_INDUCTOR_CACHE, else
+                              inductor-packages/ beside bench_ops); a case whose package is missing or
+                              stale (built for another torch, device, module or settings) is skipped
+                              as unavailable with the command that builds it
+  --opbench_inductor_settings FILE.json
+                              inductor options the packages are built with (default: gpt-fast's,
+                              inductor/settings.json); each settings file has its own packages
 
 Several processes (README "Several GPUs"; opbench-shard runs a sharded sweep, one process per GPU):
   --opbench_shard=I/N         run share I of N of the selected cases: balanced by expected time, every

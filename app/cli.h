@@ -31,6 +31,10 @@ struct CliOptions {
   std::optional<std::string> shard_times;   // --opbench_shard_times FILE.json: a previous run's times
   std::optional<std::string> run_id;     // --opbench_run_id: the run id the rows carry (opbench-shard
                                          // gives its shards one); default: a new one
+  std::optional<std::string> inductor_cache;      // --opbench_inductor_cache DIR (inductor_packages.h)
+  std::optional<std::string> inductor_settings;   // --opbench_inductor_settings FILE.json
+  std::optional<std::string> inductor_plan;       // --opbench_inductor_plan FILE|-: write it and exit
+  bool inductor_build = false;                    // --opbench_inductor_build: build before running
   std::vector<std::string> passthrough;   // argv[0] and every flag not ours, in order
 };
 
@@ -54,6 +58,7 @@ struct GbenchFlags {
   bool list_tests = false;            // --benchmark_list_tests
   std::string time_unit = "us";       // --benchmark_time_unit: ns, us, ms or s
   bool time_unit_given = false;
+  std::string filter = ".";           // --benchmark_filter as the user gave it (every case: ".")
 };
 GbenchFlags gbench_flags(const std::vector<std::string>& args);
 

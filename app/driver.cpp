@@ -21,6 +21,7 @@
 #include "run_identity.h"
 #include "run_steps.h"
 #include "experiment_summary.h"
+#include "inductor_packages.h"
 
 namespace opbench {
 namespace {
@@ -82,6 +83,7 @@ int run_sweep(const CliOptions& cli, const GbenchFlags& flags) {
   if (!cupti_usable(device, cli.run)) return 2;
   const World& world = current_world();
   RunContext run(device, cli.run, cli.trace);
+  run.options.inductor = package_cache(cli);
   try {
     register_families(run);
   } catch (const Error& e) {
@@ -101,6 +103,7 @@ int run_sweep(const CliOptions& cli, const GbenchFlags& flags) {
     return error_exit(e);
   }
   if (selected.empty()) return nothing_to_run(cli, flags);   // a shard or a rank; the filter matched cases
+  if (auto planned = plan_or_build_packages(cli, run, selected)) return *planned;
   if (flags.list_tests) return list_cases();
   const RunInfo info = run_info(device, cli);
   std::unique_ptr<ExperimentReporter> experiments;
@@ -112,6 +115,7 @@ int run_sweep(const CliOptions& cli, const GbenchFlags& flags) {
   }
   std::optional<int> failed = run_cases(cli, flags, info, launch_rules, experiments.get());
   if (!failed) return 2;
+  if (world.is_root()) advise_package_builds(run, flags.filter);
   if (cli.markdown && world.is_root()) write_markdown(*cli.markdown, *experiments, info, run);
   if (rows_path && !experiments->write_failed())
     std::cerr << "bench_ops: experiment rows in " << *rows_path << " and dashboard records (JSON Lines) in "

@@ -49,6 +49,8 @@ void validate_family(const Family& f) {
     for (auto dtype : b.dtypes)
       if (!has(f.dtypes, dtype))
         throw Error(who + "backend " + b.name + " names dtype " + dtype_name(dtype) + " the family lacks");
+    if (b.name == "inductor" && f.python_module.empty())
+      throw Error(who + "has an inductor backend but names no python_module to compile");
   }
 }
 
@@ -81,6 +83,7 @@ std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device, s
         info.work.compute_peak = family.peak;
         info.experiments = experiments;
         info.measures = backend.measures;
+        info.python_module = family.python_module;
         size_t rank = static_cast<size_t>(std::find(family_shapes.begin(), family_shapes.end(), listed) -
                                           family_shapes.begin());
         keyed.push_back({{t, rank, b}, std::move(info)});

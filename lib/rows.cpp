@@ -4,6 +4,8 @@
 #include <functional>
 #include <set>
 
+#include "opbench/cases.h"
+
 namespace opbench {
 namespace {
 
@@ -42,9 +44,14 @@ std::string joined(const std::set<std::string>& names) {
 
 std::string status_of(const ExperimentRow& row, Metric metric, const std::string& device_name, size_t throttled) {
   std::string status;
+  const int all = row.failed_cases + row.unavailable_cases + row.cases;
   if (row.failed_cases > 0)
-    status = "incomplete: " + std::to_string(row.failed_cases) + " of " +
-             std::to_string(row.failed_cases + row.cases) + " cases failed";
+    status = "incomplete: " + std::to_string(row.failed_cases) + " of " + std::to_string(all) + " cases failed";
+  else if (row.unavailable_cases > 0 && row.cases == 0)
+    status = "unavailable: no case could run here (the cases say why)";
+  else if (row.unavailable_cases > 0)
+    status = "incomplete: " + std::to_string(row.unavailable_cases) + " of " + std::to_string(all) +
+             " cases unavailable";
   else if (!row.actual && metric_counter(metric))
     status = std::string("no actual: the cases set no ") + metric_counter(metric) + " counter";
   else if (!row.actual)
@@ -84,7 +91,7 @@ ExperimentRow experiment_row(const ExperimentCases& cases, const DeviceInfo& dev
     std::vector<const CaseResult*> repetitions;
     for (const CaseResult& result : results) {
       if (!result.timed()) {
-        ++row.failed_cases;
+        ++(result.failure.rfind(kUnavailablePrefix, 0) == 0 ? row.unavailable_cases : row.failed_cases);
         continue;
       }
       repetitions.push_back(&result);

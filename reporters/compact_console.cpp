@@ -99,8 +99,9 @@ void CompactConsoleReporter::ReportRuns(const std::vector<Run>& runs) {
   auto& out = GetOutputStream();
   for (const auto& run : runs) {
     std::string name = run.benchmark_name();
-    if (gbench::run_skipped(run)) {
-      out << name << "  skipped: " << gbench::skip_message(run) << "\n";
+    if (gbench::run_skipped(run)) {   // an unavailable backend says so; any other skip is a failure
+      const std::string why = gbench::skip_message(run);
+      out << name << (why.rfind(kUnavailablePrefix, 0) == 0 ? "  " : "  skipped: ") << why << "\n";
       continue;
     }
     char line[512];

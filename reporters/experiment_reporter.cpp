@@ -82,6 +82,7 @@ void ExperimentReporter::write(const std::vector<Group*>& groups) {
   std::vector<std::string> records;
   for (const Group* group : groups) {
     ExperimentRow row = make_row(*group);
+    if (row.measured_nothing_here()) continue;   // the summary shows it; the files keep measurements
     cells.push_back(csv_cells(row, info_));
     records.push_back(dashboard_record(row, info_).dump());
   }

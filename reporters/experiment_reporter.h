@@ -3,7 +3,8 @@
 // once, so a crash later loses no finished row; the rest at Finalize, then the summary table.
 // A row is one experiment x dtype x backend, as each case's family declared them. Its numbers come
 // from experiment_row (opbench/rows.h) on the results the cases recorded when they were timed
-// (RunContext::results): this reporter computes nothing, it groups cases and formats.
+// (RunContext::results): this reporter computes nothing, it groups cases and formats. A row none of
+// whose cases could run here (ExperimentRow::measured_nothing_here) is in the summary only.
 #pragma once
 #include <benchmark/benchmark.h>
 

@@ -28,13 +28,14 @@ inline Work norm_work(c10::ScalarType dtype, const std::vector<int64_t>& dims) {
   return {bytes, bytes};
 }
 
-// A row-normalization family: the norm sweep and byte count, backends aten and cuda (an own kernel),
-// one memory-bandwidth experiment.
+// A row-normalization family: the norm sweep and byte count, backends aten, cuda (an own kernel) and
+// inductor (`python_module` compiled), one memory-bandwidth experiment.
 inline Family norm_family(const char* name, const char* summary, const char* experiment,
-                          void (*run)(CaseContext&)) {
+                          void (*run)(CaseContext&), const char* python_module) {
   return {.name = name, .summary = summary, .experiments = {{experiment, Metric::kMemoryBandwidth}},
           .dtypes = norm_dtypes(), .gpu_shapes = norm_gpu_shapes(), .cpu_shapes = norm_cpu_shapes(),
-          .backends = {{"aten"}, {"cuda", true}}, .work = norm_work, .run = run};
+          .backends = {{"aten"}, {"cuda", true}, {"inductor"}}, .work = norm_work, .run = run,
+          .python_module = python_module};
 }
 
 // The GEMV-like families' D sweep: gpt-fast's on a GPU, small ones on the CPU (seconds in CI).

@@ -8,6 +8,8 @@
 //         second copy for int8), at::matmul. Its GB/s, counted as the seed does, understates traffic.
 //   cuda  opbench's own kernel (kernels/gemv/gemv.h) in gather mode: it reads idx on the device and runs the
 //         GEMV on W + idx[e] * D * D for e = 0, 1 directly, no copies (int8: fused dequantize).
+//   inductor  `W[idx].to(x.dtype) @ x` as gather_gemv.py spells it, compiled by AOTInductor
+//         (opbench/inductor.h).
 // Bytes: the two gathered matrices read once, 2*D*D*itemsize (the seed's count; x, idx and out are not
 // counted: < 0.2% at D >= 1024). FLOPs 2*2*D*D (gather_gemv_work below).
 // Inputs: bf16 W = randn; int8 W = uniform integers in [-127, 127]; x = randn.
@@ -25,6 +27,7 @@
 #include "kernels/gemv/gemv_reference.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
+#include "opbench/inductor.h"
 #include "opbench/reference.h"
 
 #ifdef OPBENCH_HAVE_CUDA
@@ -54,6 +57,9 @@ void run_gather_gemv(CaseContext& ctx) {
     c10::List<std::optional<at::Tensor>> indices;
     indices.push_back(idx);
     iteration = [&, indices] { out = at::matmul(at::index(w, indices).to(c10::kBFloat16), x); };
+  } else if (backend == "inductor") {
+    auto package = inductor::Package::open(ctx);
+    iteration = [&, package] { out = package->run({w, idx, x})[0]; };
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (backend == "cuda") {
@@ -90,7 +96,8 @@ OPBENCH_FAMILY(GatherGemv) {
   return {.name = "GatherGemv", .summary = "out = W[idx].to(bf16) @ x, W 8 x D x D, idx [3, 5]: gpt-fast's gather_gemv, GB/s",
           .experiments = {{"gather_gemv", Metric::kMemoryBandwidth}}, .dtypes = {c10::kBFloat16, c10::kChar},
           .gpu_shapes = families::gemv_gpu_shapes(), .cpu_shapes = families::gemv_cpu_shapes(),
-          .backends = {{"aten"}, {"cuda", true}}, .work = gather_gemv_work, .run = run_gather_gemv};
+          .backends = {{"aten"}, {"cuda", true}, {"inductor"}}, .work = gather_gemv_work, .run = run_gather_gemv,
+          .python_module = "gather_gemv/gather_gemv.py"};
 }
 
 }  // namespace opbench

@@ -10,6 +10,7 @@
 //   cublas  bf16 only: cublasGemmEx with n = 1 called directly (common/cublas_ops.h).
 //   cuda    opbench's own kernel (kernels/gemv/gemv.h): a plain bf16 GEMV, and for int8 a fused
 //           dequantize-and-multiply that reads the int8 weights once.
+//   inductor  `W.to(x.dtype) @ x` as gemv.py spells it, compiled by AOTInductor (opbench/inductor.h).
 // Bytes: W read once, D*D*itemsize (the seed's count; x and y are not counted: < 0.4% at D >= 1024).
 // FLOPs 2*D*D (gemv_work below).
 // Inputs: bf16 W = randn; int8 W = uniform integers in [-127, 127] (the seed truncates randn to int8,
@@ -25,6 +26,7 @@
 #include "kernels/gemv/gemv_reference.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
+#include "opbench/inductor.h"
 #include "opbench/reference.h"
 
 #ifdef OPBENCH_HAVE_CUDA
@@ -48,6 +50,9 @@ void run_gemv(CaseContext& ctx) {
   std::function<void()> iteration;
   if (backend == "aten") {
     iteration = [&] { y = at::matmul(w.to(c10::kBFloat16), x); };
+  } else if (backend == "inductor") {
+    auto package = inductor::Package::open(ctx);
+    iteration = [&, package] { y = package->run({w, x})[0]; };
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (backend == "cublas") {
@@ -84,7 +89,8 @@ OPBENCH_FAMILY(Gemv) {
   return {.name = "Gemv", .summary = "y = W.to(bf16) @ x, W D x D bf16 or int8: gpt-fast's gemv, GB/s of W",
           .experiments = {{"gemv", Metric::kMemoryBandwidth}}, .dtypes = {c10::kBFloat16, c10::kChar},
           .gpu_shapes = families::gemv_gpu_shapes(), .cpu_shapes = families::gemv_cpu_shapes(),
-          .backends = {{"aten"}, {"cublas", true, {c10::kBFloat16}}, {"cuda", true}}, .work = gemv_work, .run = run_gemv};
+          .backends = {{"aten"}, {"cublas", true, {c10::kBFloat16}}, {"cuda", true}, {"inductor"}}, .work = gemv_work,
+          .run = run_gemv, .python_module = "gemv/gemv.py"};
 }
 
 }  // namespace opbench

@@ -1,6 +1,7 @@
 // LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias over the last dim of x (BS x D).
 // The gpt-fast `layer_norm` micro-benchmark (experiment layer_norm). Backends: `aten` (at::layer_norm,
-// eager) and `cuda` (opbench's own kernel, kernels/row_norm/row_norm.h: x read from memory once).
+// eager), `cuda` (opbench's own kernel, kernels/row_norm/row_norm.h: x read from memory once) and
+// `inductor` (F.layer_norm as layer_norm.py spells it, compiled by AOTInductor: opbench/inductor.h).
 // A bandwidth-bound op: its figure of merit is GB/s against the device's HBM bandwidth.
 //
 // Bytes per iteration: x read once + y written once = 2 * BS * D * itemsize (the seed's count).
@@ -18,6 +19,7 @@
 #include "kernels/row_norm/row_norm_reference.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
+#include "opbench/inductor.h"
 #include "opbench/reference.h"
 
 #ifdef OPBENCH_HAVE_CUDA
@@ -42,6 +44,9 @@ void run_layer_norm(CaseContext& ctx) {
   std::function<void()> iteration;
   if (c.backend == "aten") {
     iteration = [&] { y = at::layer_norm(x, {dim}, weight, bias, kEps); };
+  } else if (c.backend == "inductor") {
+    auto package = inductor::Package::open(ctx);
+    iteration = [&, package] { y = package->run({x, weight, bias})[0]; };
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (c.backend == "cuda") {
@@ -63,7 +68,7 @@ void run_layer_norm(CaseContext& ctx) {
 
 OPBENCH_FAMILY(LayerNorm) {
   return families::norm_family("LayerNorm", "y = layer_norm(x) over the last dim of x (BS x D): gpt-fast's layer_norm, GB/s",
-                               "layer_norm", run_layer_norm);
+                               "layer_norm", run_layer_norm, "layer_norm/layer_norm.py");
 }
 
 }  // namespace opbench

@@ -1,7 +1,8 @@
 // MLP: Linear(D, H) -> LayerNorm(H) -> Linear(H, D) -> LayerNorm(D) on one token x of shape (D,), all
 // bf16, H = 14336 -- the gpt-fast `mlp_layer_norm_gelu` micro-benchmark (SimpleMLP; despite the name
-// there is no GELU), measured with ATen eager (at::linear with bias, at::layer_norm with affine
-// parameters, eps 1e-5): a decoder MLP block at batch 1.
+// there is no GELU): a decoder MLP block at batch 1. Backends: `aten` (eager: at::linear with bias,
+// at::layer_norm with affine parameters, eps 1e-5) and `inductor` (SimpleMLP as mlp.py spells it,
+// compiled by AOTInductor, with this case's parameters loaded into the package by name).
 //
 // At batch 1 this is memory-bound: every weight is read once per token and used for 2 FLOPs, so the
 // figure that says how good it is is the weight bandwidth (GB/s, all parameters counted as bytes read)
@@ -29,9 +30,12 @@
 #include <ATen/ops/randn.h>
 
 #include <cmath>
+#include <string>
+#include <unordered_map>
 
 #include "mlp/mlp.h"
 #include "opbench/family.h"
+#include "opbench/inductor.h"
 #include "opbench/reference.h"
 
 namespace opbench {
@@ -86,12 +90,25 @@ at::Tensor mlp_forward(const at::Tensor& x, const MlpParams& p) {
   return at::layer_norm(z, {p.w2.size(0)}, p.g2, p.be2, kEps);
 }
 
+// The parameters under the names mlp.py's SimpleMLP gives them (the package leaves them out).
+std::unordered_map<std::string, at::Tensor> simple_mlp_parameters(const MlpParams& p) {
+  return {{"layers.0.weight", p.w1}, {"layers.0.bias", p.b1}, {"layers.1.weight", p.g1}, {"layers.1.bias", p.be1},
+          {"layers.2.weight", p.w2}, {"layers.2.bias", p.b2}, {"layers.3.weight", p.g2}, {"layers.3.bias", p.be2}};
+}
+
 void run_mlp(CaseContext& ctx) {
   const int64_t dim = ctx.info().dims[0], hidden = ctx.info().dims[1];
   MlpParams params = MlpParams::random(dim, hidden, ctx.device());
   at::Tensor x = at::randn({dim}, at::TensorOptions().device(ctx.device()).dtype(c10::kBFloat16));
   at::Tensor y;
-  auto iteration = [&] { y = mlp_forward(x, params); };
+  std::function<void()> iteration = [&] { y = mlp_forward(x, params); };
+  std::unordered_map<std::string, at::Tensor> parameters;
+  if (ctx.info().backend == "inductor") {
+    auto package = inductor::Package::open(ctx);
+    parameters = simple_mlp_parameters(params);
+    package->set_constants(parameters);
+    iteration = [&, package] { y = package->run({x})[0]; };
+  }
 
   ctx.check_and_time(iteration, [&] {
     at::Tensor expected = mlp_forward(x.to(at::kDouble), params.to(at::kDouble));
@@ -119,7 +136,8 @@ OPBENCH_FAMILY(MLP) {
   return {.name = "MLP", .summary = "Linear(D,14336) -> LayerNorm -> Linear(14336,D) -> LayerNorm on x (D,): gpt-fast's mlp_layer_norm_gelu",
           .experiments = {{"mlp_layer_norm_gelu", Metric::kFlopsUtilization}}, .dtypes = {c10::kBFloat16},
           .gpu_shapes = {{1024, kHidden}, {4096, kHidden}, {8192, kHidden}, {16384, kHidden}}, .cpu_shapes = {{64, 256}},
-          .backends = {{"aten"}}, .peak = PeakKind::kBf16, .work = mlp_work, .run = run_mlp, .name_shape = mlp_shape_name};
+          .backends = {{"aten"}, {"inductor"}}, .peak = PeakKind::kBf16, .work = mlp_work, .run = run_mlp,
+          .name_shape = mlp_shape_name, .python_module = "mlp/mlp.py"};
 }
 
 }  // namespace opbench

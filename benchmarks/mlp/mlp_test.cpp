@@ -32,7 +32,8 @@ TEST(Mlp, ToleranceIsSixteenHalfUlpsOfTheFinalWeight) {
 TEST(Mlp, ShapeNamesCarryTheHiddenSizeOnlyWhenItIsNotGptFasts) {
   DeviceInfo gpu, cpu;
   gpu.is_gpu = true;
-  EXPECT_EQ(cases_of(family_named("MLP"), gpu)[1].name(), "MLP/bf16/4096/aten");
+  EXPECT_EQ(cases_of(family_named("MLP"), gpu)[2].name(), "MLP/bf16/4096/aten");
+  EXPECT_EQ(cases_of(family_named("MLP"), gpu)[3].name(), "MLP/bf16/4096/inductor");
   EXPECT_EQ(cases_of(family_named("MLP"), cpu)[0].name(), "MLP/bf16/64x256/aten");
 }
 

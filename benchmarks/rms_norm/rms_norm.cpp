@@ -6,6 +6,7 @@
 //   aten  the composite ops as Llama's reference writes them: x.float(), x * rsqrt(x.pow(2).mean(-1,
 //         keepdim) + eps), .type_as(x), * w -- several kernels and fp32 intermediates, as eager runs it.
 //   cuda  opbench's own kernel (kernels/row_norm/row_norm.h): x read from memory once.
+//   inductor  the same composite as rms_norm.py spells it, compiled by AOTInductor (opbench/inductor.h).
 // Bytes per iteration: x read once + y written once = 2 * BS * D * itemsize. w (D * itemsize) is read
 // too but not counted (< 0.05% at BS = 4096), as for LayerNorm.
 // Inputs: x, w = randn (never zeros). Check: against the kernel's float64 reference (the same formula,
@@ -24,6 +25,7 @@
 #include "kernels/row_norm/row_norm_reference.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
+#include "opbench/inductor.h"
 #include "opbench/reference.h"
 
 #ifdef OPBENCH_HAVE_CUDA
@@ -54,6 +56,9 @@ void run_rms_norm(CaseContext& ctx) {
   std::function<void()> iteration;
   if (c.backend == "aten") {
     iteration = [&] { y = rms_norm_composite(x, w); };
+  } else if (c.backend == "inductor") {
+    auto package = inductor::Package::open(ctx);
+    iteration = [&, package] { y = package->run({x, w})[0]; };
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (c.backend == "cuda") {
@@ -74,7 +79,7 @@ void run_rms_norm(CaseContext& ctx) {
 
 OPBENCH_FAMILY(RMSNorm) {
   return families::norm_family("RMSNorm", "y = x * rsqrt(mean(x^2) + eps) * w over the last dim of x (BS x D): Llama's norm, GB/s",
-                               "rms_norm", run_rms_norm);
+                               "rms_norm", run_rms_norm, "rms_norm/rms_norm.py");
 }
 
 }  // namespace opbench

@@ -16,10 +16,11 @@ TEST(RmsNorm, CountsXReadAndYWrittenOnce) {
   DeviceInfo gpu;
   gpu.is_gpu = true;
   auto cases = cases_of(f, gpu);
-  ASSERT_EQ(cases.size(), 3u * 4 * 2);   // {bf16, fp16, fp32} x 4 shapes x {aten, cuda}
+  ASSERT_EQ(cases.size(), 3u * 4 * 3);   // {bf16, fp16, fp32} x 4 shapes x {aten, cuda, inductor}
   EXPECT_EQ(cases[0].name(), "RMSNorm/bf16/4096x1024/aten");
   EXPECT_EQ(cases[1].name(), "RMSNorm/bf16/4096x1024/cuda");
-  EXPECT_EQ(cases_of(f, DeviceInfo{}).size(), 3u * 2);   // CPU: aten only, two small shapes
+  EXPECT_EQ(cases[2].name(), "RMSNorm/bf16/4096x1024/inductor");
+  EXPECT_EQ(cases_of(f, DeviceInfo{}).size(), 3u * 2 * 2);   // CPU: aten and inductor, two small shapes
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "opbench/case_result.h"
 #include "opbench/device.h"
 #include "opbench/experiment.h"
+#include "opbench/package_cache.h"
 #include "opbench/timer.h"
 #include "opbench/trace.h"
 #include "opbench/work.h"
@@ -50,6 +51,7 @@ struct RunOptions {
   std::optional<InjectedSlowdown> inject;
   std::string time_unit = "us";               // the unit of Google Benchmark's time column: ns us ms s
   std::optional<int64_t> model_layers;        // --opbench_model_layers: layer count of the model families
+  inductor::PackageCache inductor;            // the inductor backend's packages (opbench/inductor.h)
 };
 
 // What one case is, kept for the whole run after registration.
@@ -63,6 +65,7 @@ struct CaseInfo {
   Work work;                              // per iteration
   std::vector<Experiment> experiments;    // the rows this case feeds (none for ceilings and replay)
   std::optional<CeilingKind> measures;    // a Ceiling case: its figure becomes this run's ceiling
+  std::string python_module;              // its family's Python module, under benchmarks/ (Family::python_module)
   std::string name() const;               // Family/dtype/shape/backend
 };
 

@@ -55,11 +55,14 @@ struct Family {
   bool every_rank = false;                // its cases run on every process of a distributed launch
                                           // (opbench/world.h), together and in the same order: the
                                           // collectives; every other family's cases run on rank 0 only
+  std::string python_module;              // the module its `inductor` backend compiles, as PyTorch users
+                                          // write it, beside the family under benchmarks/
+                                          // ("layer_norm/layer_norm.py"; opbench/inductor.h)
 };
 
 // Throws opbench::Error naming the family and what is missing or inconsistent: no name, no experiment
 // (unless it only measures ceilings), no dtypes, backends or shapes, no work or run function, an
-// experiment or backend dtype the family does not have.
+// experiment or backend dtype the family does not have, an `inductor` backend without a Python module.
 void validate_family(const Family& family);
 
 // The cases `family` has on `device`, in registration order (dtype, shape, backend); `model_layers`

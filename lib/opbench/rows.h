@@ -34,7 +34,11 @@ struct ExperimentRow {
   std::string backend;
   std::optional<double> pct_of_target, pct_of_peak, pct_of_ceiling;
   int cases = 0;                   // cases with at least one timed repetition
-  int failed_cases = 0;            // repetitions that failed or were skipped
+  int failed_cases = 0;            // repetitions that failed or were skipped, but for ...
+  int unavailable_cases = 0;       // ... those whose backend cannot run here (kUnavailablePrefix)
+  // Every case was unavailable here (e.g. an inductor case without its package): nothing was measured,
+  // so the row goes to the summary only, not to the rows CSV or the dashboard records.
+  bool measured_nothing_here() const { return unavailable_cases > 0 && cases == 0 && failed_cases == 0; }
   std::string status;              // "meets target", "below target", "no target", "incomplete: ...", ...
   // The timer ("events", "graph", "cupti", "host") and cache mode ("cold", "warm", "none") of the
   // timed cases: the one they share, else every one they used, sorted and joined by ","

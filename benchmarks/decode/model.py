@@ -1,0 +1,174 @@
+"""The decode models of the Llama2 and Mixtral families in PyTorch, as gpt-fast's model.py writes them: the
+one-token decode step that the `inductor` backend compiles and that the compiled-Python reference
+(gpu_checks) runs under torch.compile(mode="reduce-overhead").
+
+Same architecture, configurations, layouts and byte count as the C++ model (model.h): wqkv = [q heads |
+k heads | v heads] x dim, w13 = [w1 | w3] x dim (experts [E, 2 ffn, dim]), int8 weight-only linears
+y = (x . W^T) * scale (gpt-fast's WeightOnlyInt8Linear), a static KV cache per layer [kv_heads, max_len,
+head_dim] written in place (mutable state), RoPE on pairs (2i, 2i+1). Weights and caches are buffers:
+the package leaves them out, and bench_ops loads the C++ model's tensors under these names.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+CONFIGS = {  # as model.cpp's model_config; the order is bench_ops' shape index (dims[0])
+    "7b": dict(dim=4096, n_layers=32, n_heads=32, n_kv_heads=32, ffn=11008, vocab=32000, experts=0, top_k=0,
+               rope_base=1e4, new_tokens=200),
+    "8x7b": dict(dim=4096, n_layers=16, n_heads=32, n_kv_heads=8, ffn=14336, vocab=32000, experts=8, top_k=2,
+                 rope_base=1e6, new_tokens=200),
+    "tiny": dict(dim=256, n_layers=2, n_heads=4, n_kv_heads=4, ffn=512, vocab=512, experts=0, top_k=0,
+                 rope_base=1e4, new_tokens=16),
+    "tiny-moe": dict(dim=256, n_layers=2, n_heads=4, n_kv_heads=2, ffn=384, vocab=512, experts=8, top_k=2,
+                     rope_base=1e6, new_tokens=16),
+}
+PROMPT_LEN = 6
+
+
+def streamed_bytes_per_token(c, int8):
+    """Bytes one decode step streams (model.h): linear weights (+ int8 scales), norms and the output head;
+    not the embedding table; experts: top_k of them."""
+    a = 2.0
+
+    def lin(out, inp):
+        return out * inp * (1.0 if int8 else a) + (out * a if int8 else 0.0)
+    hd = c["dim"] // c["n_heads"]
+    ffn = lin(2 * c["ffn"], c["dim"]) + lin(c["dim"], c["ffn"])
+    if c["experts"]:
+        ffn = lin(c["experts"], c["dim"]) + c["top_k"] * ffn
+    layer = 2 * c["dim"] * a + lin((c["n_heads"] + 2 * c["n_kv_heads"]) * hd, c["dim"]) + \
+        lin(c["dim"], c["n_heads"] * hd) + ffn
+    return c["n_layers"] * layer + c["dim"] * a + lin(c["vocab"], c["dim"])
+
+
+class Linear(torch.nn.Module):
+    """Weights as buffers, so torch.compile's CUDA graphs treat them as static (nothing copied per call)."""
+
+    def __init__(self, shape, int8, device):
+        super().__init__()
+        fan_in = shape[-1]
+        if int8:
+            self.register_buffer("w", torch.randint(-127, 128, shape, dtype=torch.int8, device=device))
+            scale = (torch.rand(shape[:-1], device=device) + 0.5) / (73.3 * math.sqrt(fan_in))
+            self.register_buffer("scale", scale.to(torch.bfloat16))
+        else:
+            self.register_buffer("w", torch.randn(shape, dtype=torch.bfloat16, device=device).mul_(1 / math.sqrt(fan_in)))
+            self.scale = None
+
+    def forward(self, x):
+        if self.scale is None:
+            return F.linear(x, self.w)
+        return F.linear(x, self.w.to(x.dtype)) * self.scale
+
+    def experts(self, x, idx):  # x [k, in], idx [k]: y[j] = W[idx[j]] . x[j]
+        w = self.w[idx].to(x.dtype)
+        y = torch.einsum("ki,koi->ko", x, w)
+        return y if self.scale is None else y * self.scale[idx]
+
+
+class Layer(torch.nn.Module):
+    def __init__(self, c, int8, device, max_len):
+        super().__init__()
+        hd, e = c["dim"] // c["n_heads"], c["experts"]
+        bf = dict(dtype=torch.bfloat16, device=device)
+        shape = (lambda o, i: (e, o, i) if e else (o, i))
+        self.register_buffer("attn_norm", torch.randn(c["dim"], **bf) * 0.1 + 1)
+        self.register_buffer("ffn_norm", torch.randn(c["dim"], **bf) * 0.1 + 1)
+        self.wqkv = Linear(((c["n_heads"] + 2 * c["n_kv_heads"]) * hd, c["dim"]), int8, device)
+        self.wo = Linear((c["dim"], c["n_heads"] * hd), int8, device)
+        self.w13 = Linear(shape(2 * c["ffn"], c["dim"]), int8, device)
+        self.w2 = Linear(shape(c["dim"], c["ffn"]), int8, device)
+        self.gate = Linear((e, c["dim"]), int8, device) if e else None
+        self.register_buffer("k_cache", torch.zeros(c["n_kv_heads"], max_len, hd, **bf))
+        self.register_buffer("v_cache", torch.zeros(c["n_kv_heads"], max_len, hd, **bf))
+
+
+class Model(torch.nn.Module):
+    def __init__(self, c, int8, device):
+        super().__init__()
+        self.c, self.hd = c, c["dim"] // c["n_heads"]
+        self.max_len = PROMPT_LEN + c["new_tokens"]
+        bf = dict(dtype=torch.bfloat16, device=device)
+        self.register_buffer("tok_emb", torch.randn(c["vocab"], c["dim"], **bf))
+        self.register_buffer("norm", torch.randn(c["dim"], **bf) * 0.1 + 1)
+        self.output = Linear((c["vocab"], c["dim"]), int8, device)
+        self.layers = torch.nn.ModuleList(Layer(c, int8, device, self.max_len) for _ in range(c["n_layers"]))
+        inv_freq = 1.0 / (c["rope_base"] ** (torch.arange(0, self.hd, 2, dtype=torch.float64, device=device) / self.hd))
+        angles = torch.outer(torch.arange(self.max_len, dtype=torch.float64, device=device), inv_freq)
+        self.register_buffer("cos", angles.cos().float())
+        self.register_buffer("sin", angles.sin().float())
+
+
+def rms_norm(x, w, eps=1e-5):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).type_as(x) * w
+
+
+def rope(x, cos, sin):  # x [heads, hd], pairs (2i, 2i+1)
+    xf = x.float().view(x.shape[0], -1, 2)
+    x0, x1 = xf[..., 0], xf[..., 1]
+    return torch.stack([x0 * cos - x1 * sin, x1 * cos + x0 * sin], -1).flatten(1).type_as(x)
+
+
+def feed_forward(layer, c, xn):
+    if not c["experts"]:
+        h13 = layer.w13(xn)
+        return layer.w2(F.silu(h13[:, :c["ffn"]]) * h13[:, c["ffn"]:])
+    probs = torch.softmax(layer.gate(xn).float(), -1)[0]
+    weights, idx = torch.topk(probs, c["top_k"])
+    weights = weights / weights.sum()
+    h13 = layer.w13.experts(xn.expand(c["top_k"], -1), idx)
+    a = F.silu(h13[:, :c["ffn"]]) * h13[:, c["ffn"]:]
+    return (layer.w2.experts(a, idx) * weights.to(xn.dtype).unsqueeze(1)).sum(0, keepdim=True)
+
+
+def decode_logits(m, token, pos):
+    """Logits [1, vocab] after token [1] at position pos [1]; writes the KV cache."""
+    c, hd = m.c, m.hd
+    h = m.tok_emb[token]  # [1, dim]
+    cos, sin = m.cos[pos], m.sin[pos]
+    mask = (torch.arange(m.max_len, device=token.device) <= pos).view(1, 1, 1, -1)
+    for layer in m.layers:
+        qkv = layer.wqkv(rms_norm(h, layer.attn_norm))[0]
+        q = rope(qkv[:c["n_heads"] * hd].view(c["n_heads"], hd), cos, sin)
+        k = rope(qkv[c["n_heads"] * hd:(c["n_heads"] + c["n_kv_heads"]) * hd].view(c["n_kv_heads"], hd), cos, sin)
+        v = qkv[(c["n_heads"] + c["n_kv_heads"]) * hd:].view(c["n_kv_heads"], hd)
+        layer.k_cache.index_copy_(1, pos, k.unsqueeze(1))
+        layer.v_cache.index_copy_(1, pos, v.unsqueeze(1))
+        att = F.scaled_dot_product_attention(q.view(1, c["n_heads"], 1, hd), layer.k_cache.unsqueeze(0),
+                                             layer.v_cache.unsqueeze(0), attn_mask=mask,
+                                             enable_gqa=c["n_kv_heads"] != c["n_heads"])
+        h = h + layer.wo(att.view(1, -1))
+        h = h + feed_forward(layer, c, rms_norm(h, layer.ffn_norm))
+    return m.output(rms_norm(h, m.norm))
+
+
+def decode_one_token(m, token, pos):
+    """The greedy next token [1] after token [1] at position pos [1]; writes the KV cache."""
+    return torch.argmax(decode_logits(m, token, pos), -1)
+
+
+class DecodeStep(torch.nn.Module):
+    """The step bench_ops' inductor backend runs: logits of one token; the C++ generation picks the next."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, token, pos):
+        return decode_logits(self.model, token, pos)
+
+
+def config_of(dims):
+    """bench_ops' dims {configuration index, layers} as a configuration."""
+    c = dict(CONFIGS[list(CONFIGS)[dims[0]]])
+    c["n_layers"] = dims[1]
+    return c
+
+
+def case(dtype, dims, device):
+    """The step and example inputs of Llama2|Mixtral/<dtype>/<config>-<layers>L: token [1], pos [1]."""
+    step = DecodeStep(Model(config_of(dims), dtype == torch.int8, device))
+    zero = torch.zeros(1, dtype=torch.int64, device=device)
+    return step, (zero, zero.clone())

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Builds the AOTInductor packages that bench_ops' `inductor` backend loads.
+
+bench_ops says which packages the selected cases need and whether each is current, missing or stale (its
+key -- torch version, device, case, inductor settings, the module's source -- no longer matches): the
+plan. This script builds every package of the plan that is not current, each in its own process (a
+crash loses one package, not the run), `--jobs` at a time, with a progress line and the time each took,
+and leaves the current ones alone. A failed package leaves no file behind; bench_ops then skips its case.
+
+  build_packages.py --bench-ops build/bench_ops [--filter REGEX] [--jobs N] [--force] [-- BENCH_OPS_ARGS]
+  build_packages.py --plan PLAN.json [--jobs N] [--force]
+
+Each package is `torch.export.export` of the module its family spells in Python (benchmarks/<family>/
+<family>.py: case(dtype, dims, device) -> (module, inputs)), compiled by
+`torch._inductor.aoti_compile_and_package` with the settings file's inductor options (gpt-fast's by
+default: inductor/settings.json), parameters left out of the package (bench_ops loads its own tensors
+under their names), and the key in the package's metadata. Exit status: 0 when every package of the plan
+is current at the end, 1 when one failed to build, 2 on unusable input.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+STATE_CURRENT = "current"
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64", "int8": "int8"}
+
+
+def fnv1a64(data: bytes) -> str:
+    """The hash bench_ops keys settings and module sources with (FNV-1a, 64 bits, 16 hex digits)."""
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def unusable(message):
+    """Unusable input: one line on stderr, exit status 2."""
+    print(f"build_packages.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_plan(args):
+    """The plan: from --plan, or from `bench_ops --opbench_inductor_plan=-` with the selection flags."""
+    if args.plan:
+        with (sys.stdin if args.plan == "-" else open(args.plan, encoding="utf-8")) as f:
+            return json.load(f)
+    cmd = [args.bench_ops, "--opbench_inductor_plan=-"]
+    if args.filter:
+        cmd.append(f"--benchmark_filter={args.filter}")
+    cmd += args.bench_ops_args
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        unusable(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+    return json.loads(proc.stdout)
+
+
+def check_plan(plan):
+    """One line and exit 2 when the plan cannot be built from here (wrong torch, wrong device, bad file)."""
+    for field in ("torch", "device", "settings", "packages"):
+        if field not in plan:
+            unusable(f"the plan has no '{field}': not a bench_ops inductor plan")
+    import torch
+    here = torch.__version__.split("+")[0]
+    if here != plan["torch"]:
+        unusable(f"this python's torch is {torch.__version__}, bench_ops' LibTorch is "
+                 f"{plan['torch']}: packages must be built by the same torch")
+    if plan["device_type"] == "cuda":
+        if not torch.cuda.is_available():
+            unusable("the plan is for a CUDA device and this python sees none")
+        if torch.cuda.get_device_name() != plan["device"]:
+            unusable(f"the plan is for {plan['device']}, this python sees "
+                     f"{torch.cuda.get_device_name()}")
+    with open(plan["settings"]["path"], "rb") as f:
+        if fnv1a64(f.read()) != plan["settings"]["hash"]:
+            unusable(f"{plan['settings']['path']} changed since bench_ops read it: plan again")
+
+
+def build_one(entry, settings_path, device_type):
+    """In a child process: export and compile one package to a temporary name, then rename it in place."""
+    import importlib.util
+
+    import torch
+    spec = importlib.util.spec_from_file_location("opbench_family_module", entry["module"])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    dtype = getattr(torch, DTYPES[entry["dtype"]])
+    with open(settings_path, encoding="utf-8") as f:
+        configs = json.load(f)
+    configs["aot_inductor.package_constants_in_so"] = False
+    configs["aot_inductor.metadata"] = dict(entry["key"])
+    with torch.no_grad():
+        mod, inputs = module.case(dtype, entry["dims"], device_type)
+        program = torch.export.export(mod.eval(), tuple(inputs))
+        partial = entry["package"] + ".partial.pt2"
+        torch._inductor.aoti_compile_and_package(program, package_path=partial, inductor_configs=configs)
+    os.replace(partial, entry["package"])
+
+
+class Progress:
+    """One line per finished package; on a terminal, a bar redrawn in place while packages build."""
+
+    def __init__(self, total):
+        self.total, self.done, self.tty = total, 0, sys.stderr.isatty()
+
+    def running(self, names):
+        if self.tty and self.total:
+            filled = int(30 * self.done / self.total)
+            line = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} building: {', '.join(names)}"
+            sys.stderr.write("\r" + line[:150].ljust(150))
+            sys.stderr.flush()
+
+    def finished(self, case, seconds, ok):
+        self.done += 1
+        if self.tty:
+            sys.stderr.write("\r" + " " * 150 + "\r")
+        state = "built" if ok else "FAILED"
+        print(f"[{self.done}/{self.total}] {case}: {state} in {seconds:.1f} s", file=sys.stderr, flush=True)
+
+
+def build_all(todo, plan, jobs):
+    """Builds `todo` (plan entries) `jobs` at a time; returns {case: (seconds, ok)}."""
+    progress, waiting, running, results = Progress(len(todo)), list(todo), {}, {}
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            entry = waiting.pop(0)
+            os.makedirs(os.path.dirname(entry["package"]), exist_ok=True)
+            log = open(entry["package"] + ".log", "w", encoding="utf-8")
+            cmd = [sys.executable, os.path.abspath(__file__), "--one", json.dumps(entry),
+                   "--settings", plan["settings"]["path"], "--device-type", plan["device_type"]]
+            running[entry["case"]] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), time.time(), entry, log)
+        progress.running(list(running))
+        time.sleep(0.2)
+        for case, (proc, start, entry, log) in list(running.items()):
+            if proc.poll() is None:
+                continue
+            log.close()
+            seconds, ok = time.time() - start, proc.returncode == 0
+            results[case] = (seconds, ok)
+            del running[case]
+            if ok:
+                write_sidecar(entry, seconds, plan)
+            else:
+                report_failure(entry)
+            progress.finished(case, seconds, ok)
+    return results
+
+
+def write_sidecar(entry, seconds, plan):
+    """Beside the package: how long it took to build (bench_ops reports it as compile_s) and with what."""
+    import torch
+    record = dict(case=entry["case"], compile_s=round(seconds, 2), torch=torch.__version__,
+                  built=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), settings=plan["settings"]["path"])
+    with open(entry["package"][:-len(".pt2")] + ".build.json", "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1)
+
+
+def report_failure(entry):
+    partial = entry["package"] + ".partial.pt2"
+    if os.path.exists(partial):
+        os.remove(partial)
+    with open(entry["package"] + ".log", encoding="utf-8", errors="replace") as f:
+        tail = f.read().strip().splitlines()[-15:]
+    print(f"build_packages.py: {entry['case']} failed (log: {entry['package']}.log):", file=sys.stderr)
+    for line in tail:
+        print(f"    {line}", file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    source = ap.add_mutually_exclusive_group()
+    source.add_argument("--bench-ops", help="the bench_ops binary that plans (default: build/bench_ops)")
+    source.add_argument("--plan", help="a plan bench_ops wrote (--opbench_inductor_plan); - for stdin")
+    ap.add_argument("--filter", help="the cases, as --benchmark_filter (default: every inductor case)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="packages built at once (default 1: autotuning times kernels on the GPU)")
+    ap.add_argument("--force", action="store_true", help="build current packages again too")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--settings", help=argparse.SUPPRESS)
+    ap.add_argument("--device-type", help=argparse.SUPPRESS)
+    ap.add_argument("bench_ops_args", nargs="*", help="after --: more bench_ops flags (e.g. --opbench_inductor_cache)")
+    args = ap.parse_args()
+    if args.one:
+        build_one(json.loads(args.one), args.settings, args.device_type)
+        return 0
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
+    if not args.plan and not args.bench_ops:
+        args.bench_ops = "build/bench_ops"
+    plan = read_plan(args)
+    check_plan(plan)
+    todo = [e for e in plan["packages"] if args.force or e["state"] != STATE_CURRENT]
+    for entry in plan["packages"]:
+        if entry not in todo:
+            print(f"{entry['case']}: current ({entry['package']})", file=sys.stderr)
+        elif entry["state"] != STATE_CURRENT:
+            print(f"{entry['case']}: {entry['state']}: building", file=sys.stderr)
+    start = time.time()
+    results = build_all(todo, plan, args.jobs)
+    failed = [case for case, (_, ok) in results.items() if not ok]
+    print(f"build_packages.py: {len(results) - len(failed)} built, {len(failed)} failed, "
+          f"{len(plan['packages']) - len(todo)} already current, {time.time() - start:.1f} s", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
