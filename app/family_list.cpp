@@ -22,6 +22,7 @@ void print_family_list(std::ostream& out, const DeviceInfo& device) {
       out << "  experiment " << e.name << (e.per_world_size ? "_n<processes>" : "") << " ("
           << metric_name(e.metric) << ")";
       for (size_t i = 0; i < e.dtypes.size(); ++i) out << (i ? ", " : " dtypes: ") << dtype_name(e.dtypes[i]);
+      for (size_t i = 0; i < e.backends.size(); ++i) out << (i ? ", " : " backends: ") << e.backends[i];
       out << (e.is_model ? ", model" : "") << "\n";
     }
     out << "  dtypes:";
@@ -34,7 +35,13 @@ void print_family_list(std::ostream& out, const DeviceInfo& device) {
     }
     out << "\n  GPU shapes: " << join_shapes(f.gpu_shapes) << "\n  CPU shapes: " << join_shapes(f.cpu_shapes)
         << "\n  cases here: " << cases_of(f, device).size() << "\n";
+    if (!f.python_module.empty()) out << "  inductor module: benchmarks/" << f.python_module << "\n";
   }
+  out << "\nBackend inductor: what torch.compile makes of the family's Python module, as an AOTInductor\n"
+         "package built ahead of the run with gpt-fast's inductor settings (7-80 s a package on a GPU, about\n"
+         "30 s on two CPU cores) and loaded here. Build the selected cases' packages with\n"
+         "--opbench_inductor_build (or inductor/build_packages.py); a case whose package is missing or stale\n"
+         "is skipped as unavailable. docs/inductor.md.\n";
 }
 
 }  // namespace opbench

@@ -48,10 +48,15 @@ int main(int argc, char** argv) {
   GbenchFlags flags = gbench_flags(cli.passthrough);
   cli.run.time_unit = flags.time_unit;
   std::vector<char*> gb_argv;
-  for (auto& arg : cli.passthrough) {
-    if (arg.rfind("--benchmark_filter=", 0) == 0)
-      arg = "--benchmark_filter=" + filter_for_registered_names(anchored_to_family(arg.substr(19)));
-    gb_argv.push_back(arg.data());
+  try {   // anchoring a filter reads the registered families, each validated on first use
+    for (auto& arg : cli.passthrough) {
+      if (arg.rfind("--benchmark_filter=", 0) == 0)
+        arg = "--benchmark_filter=" + filter_for_registered_names(anchored_to_family(arg.substr(19)));
+      gb_argv.push_back(arg.data());
+    }
+  } catch (const Error& e) {
+    std::cerr << "bench_ops: " << e.what() << "\n";
+    return 2;
   }
   if (cli.help) {
     std::cout << cli_help(replay::replay_help()) << std::endl;

@@ -2,7 +2,8 @@
 """The decode models of bench_ops' Llama2 and Mixtral families, built again in PyTorch and timed eager and
 under torch.compile(mode="reduce-overhead") -- the LibTorch-C++-vs-compiled-Python comparison.
 
-Same architecture, configuration, byte count and generation as benchmarks/decode/ (model.h, generate.h):
+The model is benchmarks/decode/model.py (gpt-fast's semantics, the module bench_ops' inductor backend
+compiles); the generation is generate.h's:
 random weights made on the device, batch 1, a 6-token prompt fed through the one-token decode step, 200
 greedy new tokens, wall time of a whole generation with the device synchronized, the median of 5
 generations. int8: y = (x . W^T) * scales with W int8 per output row (gpt-fast's WeightOnlyInt8Linear);
@@ -13,150 +14,36 @@ experts: the two chosen experts' weights gathered (gpt-fast's ConditionalFeedFor
   --config tiny --device cpu runs the tiny configurations (CI checks the script and its byte count).
 """
 import argparse
+import importlib.util
 import json
-import math
+import pathlib
 import statistics
 import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 from opbench_tools import benchmark_json
 
-CONFIGS = {  # as benchmarks/decode/model.cpp
-    "7b": dict(dim=4096, n_layers=32, n_heads=32, n_kv_heads=32, ffn=11008, vocab=32000, experts=0, top_k=0,
-               rope_base=1e4, new_tokens=200),
-    "8x7b": dict(dim=4096, n_layers=16, n_heads=32, n_kv_heads=8, ffn=14336, vocab=32000, experts=8, top_k=2,
-                 rope_base=1e6, new_tokens=200),
-    "tiny": dict(dim=256, n_layers=2, n_heads=4, n_kv_heads=4, ffn=512, vocab=512, experts=0, top_k=0,
-                 rope_base=1e4, new_tokens=16),
-    "tiny-moe": dict(dim=256, n_layers=2, n_heads=4, n_kv_heads=2, ffn=384, vocab=512, experts=8, top_k=2,
-                     rope_base=1e6, new_tokens=16),
-}
+
+def _family_model():
+    """benchmarks/decode/model.py: the decode models as gpt-fast writes them, spelled once for this check
+    and for bench_ops' inductor backend."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "decode" / "model.py"
+    spec = importlib.util.spec_from_file_location("opbench_decode_model", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+model_py = _family_model()
+CONFIGS, PROMPT_LEN, Model = model_py.CONFIGS, model_py.PROMPT_LEN, model_py.Model
+decode_one_token, streamed_bytes_per_token = model_py.decode_one_token, model_py.streamed_bytes_per_token
 MODELS = {  # experiment -> (configuration, int8, bench_ops case prefix)
     "llama2_7b_bf16": ("7b", False, "Llama2/bf16/"),
     "llama2_7b_int8": ("7b", True, "Llama2/int8/"),
     "mixtral_8x7b_int8": ("8x7b", True, "Mixtral/int8/"),
 }
-PROMPT_LEN = 6
-
-
-def streamed_bytes_per_token(c, int8):
-    """Bytes one decode step streams (benchmarks/decode/model.h): linear weights (+ int8 scales), norms and
-    the output head; not the embedding table; experts: top_k of them."""
-    a = 2.0
-
-    def lin(out, inp):
-        return out * inp * (1.0 if int8 else a) + (out * a if int8 else 0.0)
-    hd = c["dim"] // c["n_heads"]
-    ffn = lin(2 * c["ffn"], c["dim"]) + lin(c["dim"], c["ffn"])
-    if c["experts"]:
-        ffn = lin(c["experts"], c["dim"]) + c["top_k"] * ffn
-    layer = 2 * c["dim"] * a + lin((c["n_heads"] + 2 * c["n_kv_heads"]) * hd, c["dim"]) + \
-        lin(c["dim"], c["n_heads"] * hd) + ffn
-    return c["n_layers"] * layer + c["dim"] * a + lin(c["vocab"], c["dim"])
-
-
-class Linear(torch.nn.Module):
-    """Weights as buffers, so torch.compile's CUDA graphs treat them as static (nothing copied per call)."""
-
-    def __init__(self, shape, int8, device):
-        super().__init__()
-        fan_in = shape[-1]
-        if int8:
-            self.register_buffer("w", torch.randint(-127, 128, shape, dtype=torch.int8, device=device))
-            scale = (torch.rand(shape[:-1], device=device) + 0.5) / (73.3 * math.sqrt(fan_in))
-            self.register_buffer("scale", scale.to(torch.bfloat16))
-        else:
-            self.register_buffer("w", torch.randn(shape, dtype=torch.bfloat16, device=device).mul_(1 / math.sqrt(fan_in)))
-            self.scale = None
-
-    def forward(self, x):
-        if self.scale is None:
-            return F.linear(x, self.w)
-        return F.linear(x, self.w.to(x.dtype)) * self.scale
-
-    def experts(self, x, idx):  # x [k, in], idx [k]: y[j] = W[idx[j]] . x[j]
-        w = self.w[idx].to(x.dtype)
-        y = torch.einsum("ki,koi->ko", x, w)
-        return y if self.scale is None else y * self.scale[idx]
-
-
-class Layer(torch.nn.Module):
-    def __init__(self, c, int8, device, max_len):
-        super().__init__()
-        hd, e = c["dim"] // c["n_heads"], c["experts"]
-        bf = dict(dtype=torch.bfloat16, device=device)
-        shape = (lambda o, i: (e, o, i) if e else (o, i))
-        self.register_buffer("attn_norm", torch.randn(c["dim"], **bf) * 0.1 + 1)
-        self.register_buffer("ffn_norm", torch.randn(c["dim"], **bf) * 0.1 + 1)
-        self.wqkv = Linear(((c["n_heads"] + 2 * c["n_kv_heads"]) * hd, c["dim"]), int8, device)
-        self.wo = Linear((c["dim"], c["n_heads"] * hd), int8, device)
-        self.w13 = Linear(shape(2 * c["ffn"], c["dim"]), int8, device)
-        self.w2 = Linear(shape(c["dim"], c["ffn"]), int8, device)
-        self.gate = Linear((e, c["dim"]), int8, device) if e else None
-        self.register_buffer("k_cache", torch.zeros(c["n_kv_heads"], max_len, hd, **bf))
-        self.register_buffer("v_cache", torch.zeros(c["n_kv_heads"], max_len, hd, **bf))
-
-
-class Model(torch.nn.Module):
-    def __init__(self, c, int8, device):
-        super().__init__()
-        self.c, self.hd = c, c["dim"] // c["n_heads"]
-        self.max_len = PROMPT_LEN + c["new_tokens"]
-        bf = dict(dtype=torch.bfloat16, device=device)
-        self.register_buffer("tok_emb", torch.randn(c["vocab"], c["dim"], **bf))
-        self.register_buffer("norm", torch.randn(c["dim"], **bf) * 0.1 + 1)
-        self.output = Linear((c["vocab"], c["dim"]), int8, device)
-        self.layers = torch.nn.ModuleList(Layer(c, int8, device, self.max_len) for _ in range(c["n_layers"]))
-        inv_freq = 1.0 / (c["rope_base"] ** (torch.arange(0, self.hd, 2, dtype=torch.float64, device=device) / self.hd))
-        angles = torch.outer(torch.arange(self.max_len, dtype=torch.float64, device=device), inv_freq)
-        self.register_buffer("cos", angles.cos().float())
-        self.register_buffer("sin", angles.sin().float())
-
-
-def rms_norm(x, w, eps=1e-5):
-    xf = x.float()
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).type_as(x) * w
-
-
-def rope(x, cos, sin):  # x [heads, hd], pairs (2i, 2i+1)
-    xf = x.float().view(x.shape[0], -1, 2)
-    x0, x1 = xf[..., 0], xf[..., 1]
-    return torch.stack([x0 * cos - x1 * sin, x1 * cos + x0 * sin], -1).flatten(1).type_as(x)
-
-
-def decode_one_token(m, token, pos):
-    """Logits' argmax after token [1] at position pos [1]; writes the KV cache."""
-    c, hd = m.c, m.hd
-    h = m.tok_emb[token]  # [1, dim]
-    cos, sin = m.cos[pos], m.sin[pos]
-    mask = (torch.arange(m.max_len, device=token.device) <= pos).view(1, 1, 1, -1)
-    for layer in m.layers:
-        qkv = layer.wqkv(rms_norm(h, layer.attn_norm))[0]
-        q = rope(qkv[:c["n_heads"] * hd].view(c["n_heads"], hd), cos, sin)
-        k = rope(qkv[c["n_heads"] * hd:(c["n_heads"] + c["n_kv_heads"]) * hd].view(c["n_kv_heads"], hd), cos, sin)
-        v = qkv[(c["n_heads"] + c["n_kv_heads"]) * hd:].view(c["n_kv_heads"], hd)
-        layer.k_cache.index_copy_(1, pos, k.unsqueeze(1))
-        layer.v_cache.index_copy_(1, pos, v.unsqueeze(1))
-        att = F.scaled_dot_product_attention(q.view(1, c["n_heads"], 1, hd), layer.k_cache.unsqueeze(0),
-                                             layer.v_cache.unsqueeze(0), attn_mask=mask,
-                                             enable_gqa=c["n_kv_heads"] != c["n_heads"])
-        h = h + layer.wo(att.view(1, -1))
-        xn = rms_norm(h, layer.ffn_norm)
-        if c["experts"]:
-            probs = torch.softmax(layer.gate(xn).float(), -1)[0]
-            weights, idx = torch.topk(probs, c["top_k"])
-            weights = weights / weights.sum()
-            h13 = layer.w13.experts(xn.expand(c["top_k"], -1), idx)
-            a = F.silu(h13[:, :c["ffn"]]) * h13[:, c["ffn"]:]
-            h = h + (layer.w2.experts(a, idx) * weights.to(h.dtype).unsqueeze(1)).sum(0, keepdim=True)
-        else:
-            h13 = layer.w13(xn)
-            h = h + layer.w2(F.silu(h13[:, :c["ffn"]]) * h13[:, c["ffn"]:])
-    logits = m.output(rms_norm(h, m.norm))
-    return torch.argmax(logits, -1)
 
 
 def generate(m, step, prompt, device):

@@ -8,7 +8,10 @@
 #                                    kernel_tests (the GPU tests of the own kernels and the decode step,
 #                                    without the rest of ctest),
 #                                    vs_inductor (ROUNDS alternating rounds of the own kernels and torch.compile,
-#                                    the median table of gpu_checks/own_kernels_vs_inductor.py)
+#                                    the median table of gpu_checks/own_kernels_vs_inductor.py),
+#                                    inductor, inductor_warm, inductor_ab, inductor_models (the inductor
+#                                    backend: packages built and timed beside torch.compile in Python),
+#                                    ab_builds (OLD_BENCH against NEW_BENCH, interleaved processes)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -110,6 +113,59 @@ step_models_py() {  # the same models in PyTorch, eager and torch.compile(mode="
   wall python3 gpu_checks/decode_models_pytorch.py --json "$out/models_python.json" --compare "$out/models.json" \
     >"$out/models_python.txt" 2>&1
   tail -20 "$out/models_python.txt" >&2
+}
+# The inductor backend (issue 36). INDUCTOR_JOBS packages are built at once (default 8).
+SEED_INDUCTOR='^([A-Za-z]+Norm/bf16|Gemv|GatherGemv|MLP)/[^/]+/'
+build_packages() {  # [FILTER [bench_ops flags...]]: the builder over bench_ops' plan, timed
+  local filter=$1; shift
+  wall python3 inductor/build_packages.py --bench-ops $bench --filter "$filter" --jobs "${INDUCTOR_JOBS:-8}" -- "$@"
+}
+step_inductor() {  # the seed's cases and the norms: packages, bench_ops (inductor, cuda, aten), torch.compile in Python
+  build_packages "${SEED_INDUCTOR}inductor\$" >"$out/inductor_build.txt" 2>&1
+  tail -3 "$out/inductor_build.txt" >&2
+  wall $bench --benchmark_filter="^Ceiling/.*/(read|write|copy)|${SEED_INDUCTOR}(inductor|cuda|aten)\$" \
+    --benchmark_out="$out/inductor.json" --benchmark_out_format=json --output "$out/inductor_rows.csv" \
+    >"$out/inductor.txt" 2>&1
+  wall python3 gpu_checks/torch_compile_timings.py --filter "${SEED_INDUCTOR}inductor\$" --json "$out/compile.json" \
+    --compare "$out/inductor.json" >"$out/compile.txt" 2>&1
+  tail -32 "$out/compile.txt" >&2
+}
+step_inductor_warm() {  # a second build over a warm cache builds nothing; the sweep's wall time then
+  build_packages "${SEED_INDUCTOR}inductor\$" >"$out/inductor_warm_build.txt" 2>&1
+  log "warm cache: $(tail -1 "$out/inductor_warm_build.txt")"
+  wall $bench --benchmark_filter="${SEED_INDUCTOR}inductor\$" >"$out/inductor_warm.txt" 2>&1
+}
+step_inductor_ab() {  # two package builds that differ in one setting: compare and gate see where it matters
+  local filter='^(Gemv|GatherGemv)/[^/]+/[^/]+/inductor$' side
+  python3 -c 'import json,sys; s=json.load(open("inductor/settings.json")); s["coordinate_descent_tuning"]=False; json.dump(s, open(sys.argv[1], "w"), indent=1)' "$out/settings_no_cd.json"
+  build_packages "$filter" "--opbench_inductor_settings=$out/settings_no_cd.json" >"$out/inductor_ab_build.txt" 2>&1
+  for side in cd no_cd; do
+    local flag=""
+    [ $side = no_cd ] && flag="--opbench_inductor_settings=$out/settings_no_cd.json"
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$root/$bench" "$flag" >"$out/bench_$side.sh"; chmod +x "$out/bench_$side.sh"
+  done
+  wall python3 -m opbench_tools.compare --binaries "$out/bench_no_cd.sh" "$out/bench_cd.sh" --filter "$filter" \
+    --repetitions "${AB_REPETITIONS:-5}" --out-dir "$out/inductor_ab" --markdown "$out/inductor_ab.md" \
+    >"$out/inductor_ab.txt" 2>&1
+  python3 -m opbench_tools.gate "$out/inductor_ab/old.json" "$out/inductor_ab/new.json" >"$out/inductor_ab_gate.txt" 2>&1
+  log "coordinate descent off (old) vs on (new): gate rc $?"
+  tail -22 "$out/inductor_ab.txt" >&2
+}
+step_inductor_models() {  # the decode models: packages, bench_ops graph and inductor, compiled Python
+  local models='^(Llama2|Mixtral)/[^/]+/[^/]+/'
+  build_packages "${models}inductor\$" >"$out/models_build.txt" 2>&1
+  tail -4 "$out/models_build.txt" >&2
+  MODELS_FILTER="^(Ceiling/.*/read(_cuda)?|(Llama2|Mixtral)/.*/(graph|inductor))(/|\$)" step_models
+  step_models_py
+}
+step_ab_builds() {  # issue 35: OLD_BENCH against NEW_BENCH (two builds), interleaved processes, same GPU
+  wall python3 -m opbench_tools.compare --binaries "$OLD_BENCH" "$NEW_BENCH" --repetitions "${AB_REPETITIONS:-3}" \
+    --filter '^(LayerNorm|RMSNorm)/[^/]+/4096x(4096|8192|16384)/cuda$|^(Gemv|GatherGemv)/[^/]+/(4096|8192|16384)/cuda$' \
+    --bench-arg=--opbench_max_time=0.3 --out-dir "$out/ab_kernels" --markdown "$out/ab_kernels.md" >"$out/ab_kernels.txt" 2>&1
+  wall python3 -m opbench_tools.compare --binaries "$OLD_BENCH" "$NEW_BENCH" --repetitions "${AB_MODEL_REPETITIONS:-2}" \
+    --filter '^(Llama2|Mixtral)/[^/]+/[^/]+/graph$' \
+    --out-dir "$out/ab_models" --markdown "$out/ab_models.md" >"$out/ab_models.txt" 2>&1
+  tail -40 "$out/ab_kernels.txt" >&2; tail -8 "$out/ab_models.txt" >&2
 }
 TIMER_CASES=(Gemv/bf16/1024/cuda Gemv/bf16/4096/cuda LayerNorm/bf16/4096x4096/cuda LayerNorm/bf16/4096x8192/cuda
              Gemv/bf16/16384/cuda)

@@ -1,100 +1,115 @@
 #!/usr/bin/env python3
-"""torch.compile (inductor) beside bench_ops' cases, timed the way bench_ops times them.
+"""torch.compile (inductor) in Python beside bench_ops' cases, timed the way bench_ops times them.
 
-gpt-fast's micro-benchmark functions (layer_norm, rms_norm as Llama writes it, gemv and gather_gemv in
-bf16 and int8), each run eager and compiled with torch.compile(dynamic=False) and
-torch._inductor.config.coordinate_descent_tuning = True (gpt-fast's settings), timed with
-eager_timings.py's method: the stream held, the same read flush of 2x L2, events, median.
+The cases are bench_ops' own inductor cases: their plan (`bench_ops --opbench_inductor_plan`) names each
+case's module -- the one file beside its family that spells it (benchmarks/<family>/<family>.py), which
+bench_ops' `inductor` backend compiles ahead of time with AOTInductor -- its dtype and shape, and the
+inductor settings file. Here each module runs eager and under torch.compile(dynamic=False) with the same
+settings (gpt-fast's by default), its output checked against eager, then timed with eager_timings.py's
+method: the stream held, the same read flush of 2x L2, events, the median.
 
-  torch_compile_timings.py --json out.json [--compare bench_ops.json] [--dims 1024,4096,8192,16384]
+  torch_compile_timings.py --bench-ops build/bench_ops --filter REGEX --json out.json [--compare bench_ops.json]
 
---compare puts each case's own kernel (`cuda` backend), ATen (`aten`), eager and inductor side by side,
-with GB/s (bytes as bench_ops counts them) and the own kernel's time vs inductor's.
+--compare puts, per case, bench_ops' inductor (the AOTInductor package), this torch.compile, the own
+kernel (`cuda`) and ATen (`aten`) side by side, with GB/s (bytes as bench_ops counts them).
 """
 import argparse
+import importlib.util
 import json
+import subprocess
 import sys
 
 import torch
 
-from eager_timings import Flush, random_weights, time_eager
+from eager_timings import Flush, time_eager
 from opbench_tools import benchmark_json
 
-
-def layer_norm(x, w, b):
-    return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "int8": torch.int8}
 
 
-def rms_norm(x, w):
-    xf = x.float()
-    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).type_as(x) * w
+def plan_of(bench_ops, case_filter):
+    """bench_ops' plan of the inductor cases `case_filter` selects."""
+    cmd = [bench_ops, "--opbench_inductor_plan=-", f"--benchmark_filter={case_filter}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"torch_compile_timings.py: {' '.join(cmd)}: {proc.stderr.strip()}")
+    return json.loads(proc.stdout)
 
 
-def gemv(w, x):
-    return w.to(x.dtype) @ x
+def module_of(path):
+    spec = importlib.util.spec_from_file_location("opbench_family_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def gather_gemv(w, idx, x):
-    return w[idx].to(x.dtype) @ x
+def time_case(entry, samples, flush):
+    """(eager us, torch.compile us) of one plan entry; raises when compiled and eager disagree."""
+    torch.manual_seed(0)
+    mod, inputs = module_of(entry["module"]).case(DTYPES[entry["dtype"]], entry["dims"], "cuda")
+    mod = mod.eval()
+    compiled = torch.compile(mod, dynamic=False)
+    eager_out, compiled_out = mod(*inputs).float(), compiled(*inputs).float()
+    torch.testing.assert_close(compiled_out, eager_out, rtol=2e-2, atol=2e-2 * eager_out.abs().max().item())
+    eager_us = time_eager(lambda: mod(*inputs), samples, flush)
+    return eager_us, time_eager(lambda: compiled(*inputs), samples, flush)
 
 
-def cases(dims):
-    """(name without backend, fn, args, bytes as bench_ops counts them)."""
-    for d in dims:
-        x = torch.randn(4096, d, device="cuda", dtype=torch.bfloat16)
-        w, b = torch.randn(d, device="cuda", dtype=torch.bfloat16), torch.randn(d, device="cuda", dtype=torch.bfloat16)
-        yield f"LayerNorm/bf16/4096x{d}", layer_norm, (x, w, b), 2 * x.numel() * 2
-        yield f"RMSNorm/bf16/4096x{d}", rms_norm, (x, w), 2 * x.numel() * 2
-    for dtype, tag in ((torch.bfloat16, "bf16"), (torch.int8, "int8")):
-        for d in dims:
-            w, x = random_weights((d, d), dtype), torch.randn(d, device="cuda", dtype=torch.bfloat16)
-            yield f"Gemv/{tag}/{d}", gemv, (w, x), w.numel() * w.element_size()
-            we, idx = random_weights((8, d, d), dtype), torch.tensor([3, 5], device="cuda")
-            yield f"GatherGemv/{tag}/{d}", gather_gemv, (we, idx, x), 2 * d * d * we.element_size()
-
-
-def compare_table(ours_path, rows):
-    ours = benchmark_json.medians_us(ours_path)
-    print(f"{'case':28} {'cuda us':>8} {'aten us':>8} {'eager us':>8} {'induct us':>9} "
-          f"{'cuda GB/s':>9} {'ind GB/s':>8} {'cuda vs ind':>11}")
-    for name, nbytes, eager_us, inductor_us in rows:
-        cuda_us, aten_us = ours.get(f"{name}/cuda"), ours.get(f"{name}/aten")
+def compare_table(bench_ops_json, record):
+    """bench_ops' inductor and own kernel beside this torch.compile, per case."""
+    ours = benchmark_json.successful_iterations(bench_ops_json)
+    us = benchmark_json.medians_us(bench_ops_json)
+    print(f"{'case':30} {'aot us':>8} {'py us':>8} {'aot vs py':>9} {'cuda us':>8} {'aten us':>8} "
+          f"{'aot GB/s':>8} {'cuda vs aot':>11}")
+    for case, inductor_us in record.items():
+        if not case.endswith("/inductor"):
+            continue
+        base = case[: -len("/inductor")]
+        aot, cuda, aten = us.get(case), us.get(base + "/cuda"), us.get(base + "/aten")
+        nbytes = ours[case]["bytes"] if case in ours else None
         fmt = lambda v: f"{v:8.2f}" if v else f"{'-':>8}"   # noqa: E731
-        vs = f"{100 * (inductor_us / cuda_us - 1):+10.1f}%" if cuda_us else f"{'-':>11}"
-        gbps = f"{nbytes / cuda_us / 1e3:9.0f}" if cuda_us else f"{'-':>9}"
-        print(f"{name:28} {fmt(cuda_us)} {fmt(aten_us)} {fmt(eager_us)} {inductor_us:9.2f} {gbps} "
-              f"{nbytes / inductor_us / 1e3:8.0f} {vs}")
-    print("cuda vs ind: + means the own kernel is faster than inductor by that much")
+        vs_py = f"{100 * (aot / inductor_us - 1):+8.1f}%" if aot else f"{'-':>9}"
+        own = f"{100 * (aot / cuda - 1):+10.1f}%" if aot and cuda else f"{'-':>11}"
+        gbps = f"{nbytes / aot / 1e3:8.0f}" if aot and nbytes else f"{'-':>8}"
+        print(f"{base:30} {fmt(aot)} {fmt(inductor_us)} {vs_py} {fmt(cuda)} {fmt(aten)} {gbps} {own}")
+    print("aot vs py: bench_ops' AOTInductor package against torch.compile here (+: the package is slower);"
+          " cuda vs aot: + means the own kernel is faster than the package by that much")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--bench-ops", default="build/bench_ops", help="the bench_ops whose cases to time")
+    parser.add_argument("--filter", default="^([A-Za-z]+Norm/bf16|Gemv|GatherGemv|MLP)/.*/inductor$",
+                        help="its inductor cases, as --benchmark_filter")
     parser.add_argument("--json", required=True)
-    parser.add_argument("--compare", help="bench_ops JSON to put beside")
-    parser.add_argument("--dims", default="1024,4096,8192,16384")
+    parser.add_argument("--compare", help="a bench_ops JSON with those cases (inductor, cuda, aten) to put beside")
     parser.add_argument("--samples", type=int, default=200)
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("torch_compile_timings.py: needs a CUDA device")
-    import torch._inductor.config as inductor_config
-    inductor_config.coordinate_descent_tuning = True
-    flush, record, rows = Flush(), {}, []
-    with torch.no_grad():
-        for name, fn, fargs, nbytes in cases([int(d) for d in args.dims.split(",")]):
-            compiled = torch.compile(fn, dynamic=False)
-            eager_out, compiled_out = fn(*fargs), compiled(*fargs)
-            torch.testing.assert_close(compiled_out.float(), eager_out.float(), rtol=2e-2, atol=2e-2 * eager_out.float().abs().max().item())
-            eager_us = time_eager(lambda: fn(*fargs), args.samples, flush)
-            inductor_us = time_eager(lambda: compiled(*fargs), args.samples, flush)
-            record[f"{name}/eager"], record[f"{name}/inductor"] = eager_us, inductor_us
-            rows.append((name, nbytes, eager_us, inductor_us))
-            print(f"{name}: eager {eager_us:.2f} us, inductor {inductor_us:.2f} us", flush=True)
+    plan = plan_of(args.bench_ops, args.filter)
+    with open(plan["settings"]["path"], encoding="utf-8") as f:
+        settings = json.load(f)
+    flush, record = Flush(), {}
+    with torch.no_grad(), torch._inductor.config.patch(settings):
+        for entry in plan["packages"]:
+            try:
+                eager_us, inductor_us = time_case(entry, args.samples, flush)
+            except Exception as e:   # one case's failure keeps the others
+                print(f"{entry['case']}: failed: {type(e).__name__}: {e}", file=sys.stderr)
+                continue
+            base = entry["case"][: -len("/inductor")]
+            record[base + "/eager"], record[base + "/inductor"] = eager_us, inductor_us
+            print(f"{entry['case']}: eager {eager_us:.2f} us, torch.compile {inductor_us:.2f} us", flush=True)
             torch._dynamo.reset()
-    with open(args.json, "w") as f:
-        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "median_us": record}, f, indent=1)
+    with open(args.json, "w", encoding="utf-8") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "settings": settings,
+                   "median_us": record}, f, indent=1)   # "<case>/eager" and "<case>/inductor", microseconds
     if args.compare:
-        compare_table(args.compare, rows)
+        compare_table(args.compare, record)
+    return 0 if record else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

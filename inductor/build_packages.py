@@ -45,13 +45,19 @@ def unusable(message):
 def read_plan(args):
     """The plan: from --plan, or from `bench_ops --opbench_inductor_plan=-` with the selection flags."""
     if args.plan:
-        with (sys.stdin if args.plan == "-" else open(args.plan, encoding="utf-8")) as f:
-            return json.load(f)
+        try:
+            with (sys.stdin if args.plan == "-" else open(args.plan, encoding="utf-8")) as f:
+                return json.load(f)
+        except (OSError, ValueError) as e:
+            unusable(f"--plan {args.plan}: {e}")
     cmd = [args.bench_ops, "--opbench_inductor_plan=-"]
     if args.filter:
         cmd.append(f"--benchmark_filter={args.filter}")
     cmd += args.bench_ops_args
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        unusable(f"--bench-ops {args.bench_ops}: {e}")
     if proc.returncode != 0:
         unusable(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     return json.loads(proc.stdout)
@@ -90,7 +96,11 @@ def build_one(entry, settings_path, device_type):
     dtype = getattr(torch, DTYPES[entry["dtype"]])
     with open(settings_path, encoding="utf-8") as f:
         configs = json.load(f)
+    # Parameters and buffers stay out of the package, each a constant bench_ops loads by name (its own
+    # tensors); none may be inlined into the code (inductor inlines 1-D tensors of <= 8 elements, e.g.
+    # a router's per-expert scales), or the package would compute with this script's random values.
     configs["aot_inductor.package_constants_in_so"] = False
+    configs["always_keep_tensor_constants"] = True
     configs["aot_inductor.metadata"] = dict(entry["key"])
     with torch.no_grad():
         mod, inputs = module.case(dtype, entry["dims"], device_type)
@@ -176,8 +186,9 @@ def main():
     source.add_argument("--bench-ops", help="the bench_ops binary that plans (default: build/bench_ops)")
     source.add_argument("--plan", help="a plan bench_ops wrote (--opbench_inductor_plan); - for stdin")
     ap.add_argument("--filter", help="the cases, as --benchmark_filter (default: every inductor case)")
-    ap.add_argument("--jobs", type=int, default=1,
-                    help="packages built at once (default 1: autotuning times kernels on the GPU)")
+    ap.add_argument("--jobs", type=int,
+                    help="packages built at once (default: 4 for a GPU, whose autotuning times kernels on it "
+                         "while the others compile; half the CPUs for the CPU)")
     ap.add_argument("--force", action="store_true", help="build current packages again too")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--settings", help=argparse.SUPPRESS)
@@ -187,7 +198,7 @@ def main():
     if args.one:
         build_one(json.loads(args.one), args.settings, args.device_type)
         return 0
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         ap.error("--jobs must be at least 1")
     if not args.plan and not args.bench_ops:
         args.bench_ops = "build/bench_ops"
@@ -200,7 +211,8 @@ def main():
         elif entry["state"] != STATE_CURRENT:
             print(f"{entry['case']}: {entry['state']}: building", file=sys.stderr)
     start = time.time()
-    results = build_all(todo, plan, args.jobs)
+    jobs = args.jobs or (4 if plan["device_type"] == "cuda" else max(1, (os.cpu_count() or 2) // 2))
+    results = build_all(todo, plan, jobs)
     failed = [case for case, (_, ok) in results.items() if not ok]
     print(f"build_packages.py: {len(results) - len(failed)} built, {len(failed)} failed, "
           f"{len(plan['packages']) - len(todo)} already current, {time.time() - start:.1f} s", file=sys.stderr)

@@ -7,14 +7,14 @@ namespace opbench {
 const char* metric_name(Metric metric) {
   static const char* const names[] = {"memory_bandwidth(GB/s)", "flops_utilization", "token_per_sec",
                                       "startup_time(s)", "token_latency_p50(ms)", "token_latency_p90(ms)",
-                                      "bus_bandwidth(GB/s)"};   // Metric's order
+                                      "bus_bandwidth(GB/s)", "compilation_time(s)"};   // Metric's order
   return names[static_cast<int>(metric)];
 }
 
 std::optional<Metric> metric_from_name(const std::string& name) {
   for (Metric m : {Metric::kMemoryBandwidth, Metric::kFlopsUtilization, Metric::kTokensPerSecond,
                    Metric::kStartupSeconds, Metric::kTokenLatencyP50, Metric::kTokenLatencyP90,
-                   Metric::kBusBandwidth})
+                   Metric::kBusBandwidth, Metric::kCompilationSeconds})
     if (name == metric_name(m)) return m;
   return std::nullopt;
 }
@@ -25,13 +25,14 @@ const char* metric_counter(Metric metric) {
     case Metric::kTokenLatencyP50: return "token_p50_ms";
     case Metric::kTokenLatencyP90: return "token_p90_ms";
     case Metric::kBusBandwidth: return "busbw_GB/s";
+    case Metric::kCompilationSeconds: return "compile_s";
     default: return nullptr;
   }
 }
 
 bool metric_lower_is_better(Metric metric) {
   return metric == Metric::kStartupSeconds || metric == Metric::kTokenLatencyP50 ||
-         metric == Metric::kTokenLatencyP90;
+         metric == Metric::kTokenLatencyP90 || metric == Metric::kCompilationSeconds;
 }
 
 std::string experiment_row_name(const Experiment& experiment, int world_size) {
@@ -40,6 +41,10 @@ std::string experiment_row_name(const Experiment& experiment, int world_size) {
 
 bool Experiment::covers(c10::ScalarType dtype) const {
   return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+bool Experiment::covers(const std::string& backend) const {
+  return backends.empty() || std::find(backends.begin(), backends.end(), backend) != backends.end();
 }
 
 MetricShares metric_shares(Metric metric, const Figures& f) {

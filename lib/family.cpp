@@ -40,6 +40,9 @@ void validate_family(const Family& f) {
   if (!f.run) throw Error(who + "has no run function");
   for (const auto& e : f.experiments) {
     if (e.name.empty()) throw Error(who + "an experiment has no name");
+    for (const auto& name : e.backends)
+      if (std::none_of(f.backends.begin(), f.backends.end(), [&](const Backend& b) { return b.name == name; }))
+        throw Error(who + "experiment " + e.name + " names backend " + name + " the family lacks");
     for (auto dtype : e.dtypes)
       if (!has(f.dtypes, dtype))
         throw Error(who + "experiment " + e.name + " names dtype " + dtype_name(dtype) + " the family lacks");
@@ -61,12 +64,12 @@ std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device, s
   const auto& family_shapes = device.is_gpu ? family.gpu_shapes : family.cpu_shapes;
   for (size_t t = 0; t < family.dtypes.size(); ++t) {
     c10::ScalarType dtype = family.dtypes[t];
-    std::vector<Experiment> experiments;
-    for (const auto& e : family.experiments)
-      if (e.covers(dtype)) experiments.push_back(e);
     for (size_t b = 0; b < family.backends.size(); ++b) {
       const Backend& backend = family.backends[b];
       if (!backend.covers(dtype) || (backend.needs_cuda && !device.is_gpu)) continue;
+      std::vector<Experiment> experiments;
+      for (const auto& e : family.experiments)
+        if (e.covers(dtype) && e.covers(backend.name)) experiments.push_back(e);
       const auto& shapes = device.is_gpu && !backend.gpu_shapes.empty() ? backend.gpu_shapes : family_shapes;
       const auto& work_of = backend.work ? backend.work : family.work;
       for (const auto& listed : shapes) {

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 // The metadata names of the key's fields, in the order a mismatch is reported.
 constexpr const char* kKeyFields[] = {"opbench_case", "opbench_torch", "opbench_device", "opbench_settings",
-                                      "opbench_module"};
+                                      "opbench_module", "opbench_builder"};
 
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
@@ -36,6 +36,8 @@ std::string module_path(const CaseInfo& info, const PackageCache& cache) {
   if (info.python_module.empty()) throw Error("inductor: family " + info.family + " names no Python module");
   return cache.source_dir + "/benchmarks/" + info.python_module;
 }
+
+std::string builder_path(const PackageCache& cache) { return cache.source_dir + "/inductor/build_packages.py"; }
 
 std::string settings_hash(const PackageCache& cache) {
   return fnv1a64(read_file(cache.settings_path, "inductor settings"));
@@ -71,7 +73,8 @@ PackageKey expected_key(const CaseInfo& info, const PackageCache& cache, const D
           {"opbench_torch", TORCH_VERSION},
           {"opbench_device", device.name},
           {"opbench_settings", settings_hash(cache)},
-          {"opbench_module", fnv1a64(read_file(module_path(info, cache), "module"))}};
+          {"opbench_module", fnv1a64(read_file(module_path(info, cache), "module"))},
+          {"opbench_builder", fnv1a64(read_file(builder_path(cache), "package builder"))}};
 }
 
 std::string package_path(const CaseInfo& info, const PackageCache& cache) {
@@ -111,7 +114,7 @@ std::string plan_json(const std::vector<const CaseInfo*>& cases, const PackageCa
 }
 
 std::string build_command(const std::string& filter, const PackageCache& cache) {
-  return shell_quoted(cache.python) + " " + shell_quoted(cache.source_dir + "/inductor/build_packages.py") +
+  return shell_quoted(cache.python) + " " + shell_quoted(builder_path(cache)) +
          " --bench-ops " + shell_quoted(cache.bench_ops) + " --filter " + shell_quoted(filter) + " -- " +
          shell_quoted("--opbench_inductor_cache=" + cache.dir) + " " +
          shell_quoted("--opbench_inductor_settings=" + cache.settings_path);

@@ -5,10 +5,10 @@
 // 5 generations per case (gpt-fast averages 5). Rows per experiment, as gpt-fast's:
 //   token_per_sec            new tokens / generation time (the median of the 5)
 //   memory_bandwidth(GB/s)   bytes streamed per token x tok/s; %ceiling = tok/s / (read ceiling / bytes)
-//   startup_time(s)          weight init + graph capture + one warm-up generation (gpt-fast's
-//                            compilation_time(s) times its compile warm-up; here nothing is compiled at
-//                            run time, and capture is what a CUDA-graph run pays before its first token)
+//   startup_time(s)          weight init + graph capture + one warm-up generation (a package's load too)
 //   token_latency_p50(ms), token_latency_p90(ms)   per new token, one generation timed step by step
+//   compilation_time(s)      inductor only: how long its package took to build (the seed's
+//                            compilation_time(s) times torch.compile's first calls)
 // Bytes per token: streamed_bytes_per_token (model.h): every linear weight, int8 scales, norm weights and
 // the output head, not the embedding table; experts: the top-2 of 8 share. Printed per case with
 // gpt-fast's count (which adds the KV cache) before the weights are allocated.
@@ -18,10 +18,15 @@
 //                 graph_serial  the graph without programmatic launches (each kernel waits for the
 //                         previous one to finish): what the overlap of kernels buys
 //                 aten_graph  the ATen-only step (forward_aten) captured in a CUDA graph
-//           (CPU): eager  the ATen step (no own kernels and no graphs on the CPU)
-// Check before timing: own kernels' logits against the ATen forward at the first three positions
-// (relative RMS error <= kOwnLogitsRelRms, experts routed as the own step chose: routing is checked
-// apart, decode_test.cpp); a graph's 200 tokens equal, token for token, those of the same step run eagerly.
+//                 inductor  model.py's DecodeStep (gpt-fast's model semantics: static KV cache as
+//                         mutable state) compiled by AOTInductor, its weights and cache this model's
+//                         tensors (not packaged), replayed in a CUDA graph as mode="reduce-overhead"
+//                         does; the next token is picked by ATen's argmax in the same graph
+//           (CPU): eager  the ATen step (no own kernels and no graphs on the CPU); inductor, no graph
+// Check before timing: the own kernels' or the package's logits against the ATen forward at the first
+// three positions (relative RMS error <= kLogitsRelRms; the own step's experts are the ones ATen is made
+// to follow: routing is checked apart, decode_test.cpp); a graph's 200 tokens equal, token for token,
+// those of the same step run eagerly.
 #include <ATen/Context.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/tensor.h>
@@ -37,6 +42,7 @@
 #include "decode/model.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
+#include "opbench/inductor.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -105,37 +111,80 @@ void require_device_memory(double needed_bytes) {
 #endif
 }
 
-constexpr double kOwnLogitsRelRms = 0.05;   // bf16 rounding differences; a wrong kernel errs by ~1
+constexpr double kLogitsRelRms = 0.05;   // bf16 rounding differences; a wrong kernel errs by ~1
 
-// RMS(own - aten) / RMS(aten) over the logits of the prompt's first three tokens.
+// Logits [1, vocab] of a step under test at (token, pos); with `routes`, it logs the experts it chose.
+using CheckedStep = std::function<at::Tensor(const at::Tensor& token, const at::Tensor& pos, decode::Routes* routes)>;
+
+// RMS(step - aten) / RMS(aten) over the logits of the prompt's first three tokens, the step first at each
+// position (ATen's cache writes then replace its own). `routes`: the experts the step logs, which the
+// ATen forward then follows (a router near-tie may break either way); nullptr: ATen routes itself.
+void check_logits(Model& model, const std::vector<int64_t>& prompt, const CheckedStep& step, decode::Routes* routes,
+                  const std::string& what) {
+  auto longs = at::TensorOptions().device(model.tok_emb.device()).dtype(c10::kLong);
+  double worst = 0;
+  for (int64_t p = 0; p < 3; ++p) {
+    at::Tensor token = at::tensor(std::vector<int64_t>{prompt[static_cast<size_t>(p)]}, longs);
+    at::Tensor pos = at::tensor(std::vector<int64_t>{p}, longs);
+    at::Tensor got = step(token, pos, routes).to(c10::kDouble);
+    at::Tensor want = decode::forward_aten(model, token, pos, routes).to(c10::kDouble);
+    const double rel = ((got - want).square().mean().sqrt() / want.square().mean().sqrt()).item<double>();
+    worst = std::max(worst, rel);
+  }
+  if (!(worst <= kLogitsRelRms))
+    throw Error(what + " logits differ from the ATen forward's by " + std::to_string(100 * worst) + "% RMS (limit " +
+                std::to_string(100 * kLogitsRelRms) + "%)");
+  std::cerr << "  check: " << what << " logits within " << 100 * worst << "% RMS of ATen's\n";
+}
+
+// The own kernels' step, routed as the ATen forward is then made to route.
 void check_own_logits(Model& model, const std::vector<int64_t>& prompt) {
 #ifdef OPBENCH_HAVE_CUDA
   const ModelConfig& c = model.cfg;
-  auto longs = at::TensorOptions().device(model.tok_emb.device()).dtype(c10::kLong);
   decode::Routes routes;
   if (c.moe()) {
+    auto longs = at::TensorOptions().device(model.tok_emb.device()).dtype(c10::kLong);
     routes.idx = at::zeros({c.n_layers, 1, c.top_k}, longs);
     routes.weights = at::zeros({c.n_layers, 1, c.top_k}, longs.dtype(c10::kFloat));
   }
   decode::OwnStep own(model);
-  double worst = 0;
-  for (int64_t p = 0; p < 3; ++p) {   // own at position p, then ATen at p with the own step's experts
-    at::Tensor token = at::tensor(std::vector<int64_t>{prompt[static_cast<size_t>(p)]}, longs);
-    at::Tensor pos = at::tensor(std::vector<int64_t>{p}, longs);
-    own.log_routes(c.moe() ? &routes : nullptr);
-    at::Tensor got = own.forward(token, pos).to(c10::kDouble);
-    at::Tensor want = decode::forward_aten(model, token, pos, c.moe() ? &routes : nullptr).to(c10::kDouble);
-    const double rel = ((got - want).square().mean().sqrt() / want.square().mean().sqrt()).item<double>();
-    worst = std::max(worst, rel);
-  }
-  if (!(worst <= kOwnLogitsRelRms))
-    throw Error("own decode kernels' logits differ from the ATen forward's by " + std::to_string(100 * worst) +
-                "% RMS (limit " + std::to_string(100 * kOwnLogitsRelRms) + "%)");
-  std::cerr << "  check: own kernels' logits within " << 100 * worst << "% RMS of ATen's\n";
+  check_logits(model, prompt, [&](const at::Tensor& token, const at::Tensor& pos, decode::Routes* r) {
+    own.log_routes(r);
+    return own.forward(token, pos);
+  }, c.moe() ? &routes : nullptr, "own decode kernels'");
 #else
   (void)model;
   (void)prompt;
 #endif
+}
+
+// The C++ model's tensors under the names model.py's DecodeStep gives them: its package leaves weights
+// and KV cache out and reads these in place (a layer's cache is a view of the model's).
+std::unordered_map<std::string, at::Tensor> step_constants(Model& m) {
+  std::unordered_map<std::string, at::Tensor> named;
+  auto linear = [&](const std::string& name, const decode::Linear& l) {
+    named[name + ".w"] = l.w;
+    if (l.int8()) named[name + ".scale"] = l.scale;
+  };
+  named["model.tok_emb"] = m.tok_emb;
+  named["model.norm"] = m.norm;
+  named["model.cos"] = m.rope_cos;
+  named["model.sin"] = m.rope_sin;
+  linear("model.output", m.output);
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const std::string layer = "model.layers." + std::to_string(i);
+    const decode::Layer& l = m.layers[i];
+    named[layer + ".attn_norm"] = l.attn_norm;
+    named[layer + ".ffn_norm"] = l.ffn_norm;
+    linear(layer + ".wqkv", l.wqkv);
+    linear(layer + ".wo", l.wo);
+    linear(layer + ".w13", l.w13);
+    linear(layer + ".w2", l.w2);
+    if (m.cfg.moe()) linear(layer + ".gate", l.gate);
+    named[layer + ".k_cache"] = m.k_cache.select(0, static_cast<int64_t>(i));
+    named[layer + ".v_cache"] = m.v_cache.select(0, static_cast<int64_t>(i));
+  }
+  return named;
 }
 
 void run_decode(CaseContext& ctx) {
@@ -145,10 +194,14 @@ void run_decode(CaseContext& ctx) {
   const bool int8 = info.scalar_type == c10::kChar, on_gpu = ctx.device().is_cuda();
   const c10::ScalarType act = c10::kBFloat16;
   const std::string& backend = info.backend;
-  const StepKernels kernels = !on_gpu || backend == "aten_graph" ? StepKernels::kAten
-                              : backend == "graph_serial"         ? StepKernels::kOwnSerial
-                                                                  : StepKernels::kOwn;
-  const bool graph = backend != "eager";
+  const bool compiled = backend == "inductor";
+  const StepKernels kernels = compiled                             ? StepKernels::kCompiled
+                              : !on_gpu || backend == "aten_graph" ? StepKernels::kAten
+                              : backend == "graph_serial"          ? StepKernels::kOwnSerial
+                                                                   : StepKernels::kOwn;
+  const bool graph = on_gpu && backend != "eager";   // inductor: replayed in a graph, as reduce-overhead does
+  std::shared_ptr<inductor::Package> package;
+  if (compiled) package = inductor::Package::open(ctx);   // before the weights: a missing one costs nothing
   const double streamed = decode::streamed_bytes_per_token(cfg, int8, act);
   std::fprintf(stderr, "  %s: %.3f GB streamed per token (weights, scales, norms, output head; embedding table "
                "excluded); gpt-fast's count with the KV cache: %.3f GB; in memory: %.2f GB\n",
@@ -159,8 +212,19 @@ void run_decode(CaseContext& ctx) {
   at::manual_seed(0);
   Model model = decode::make_model(cfg, act, int8, ctx.device());
   const std::vector<int64_t> prompt = prompt_of(cfg);
-  if (kernels != StepKernels::kAten) check_own_logits(model, prompt);
-  Decoder decoder(model, kernels, graph, prompt);
+  std::unordered_map<std::string, at::Tensor> constants;
+  decode::StepForward compiled_step;
+  if (compiled) {
+    constants = step_constants(model);
+    package->set_constants(constants);
+    compiled_step = [package](const at::Tensor& token, const at::Tensor& pos) { return package->run({token, pos})[0]; };
+    check_logits(model, prompt, [&](const at::Tensor& token, const at::Tensor& pos, decode::Routes*) {
+      return compiled_step(token, pos);
+    }, nullptr, "the inductor package's");
+  } else if (kernels != StepKernels::kAten) {
+    check_own_logits(model, prompt);
+  }
+  Decoder decoder(model, kernels, graph, prompt, compiled_step);
   decoder.generate();
   const std::vector<int64_t> tokens = decoder.tokens();
   const double startup_seconds = seconds_since(start);
@@ -199,11 +263,13 @@ std::vector<Experiment> model_rows(const std::string& name, c10::ScalarType dtyp
   for (Metric m : {Metric::kTokensPerSecond, Metric::kMemoryBandwidth, Metric::kStartupSeconds,
                    Metric::kTokenLatencyP50, Metric::kTokenLatencyP90})
     rows.push_back({.name = name, .metric = m, .dtypes = {dtype}, .is_model = true});
+  rows.push_back({.name = name, .metric = Metric::kCompilationSeconds, .dtypes = {dtype}, .is_model = true,
+                  .backends = {"inductor"}});
   return rows;
 }
 
 std::vector<Backend> decode_backends() {
-  return {{"eager"}, {"graph", true}, {"graph_serial", true}, {"aten_graph", true}};
+  return {{"eager"}, {"graph", true}, {"graph_serial", true}, {"aten_graph", true}, {"inductor"}};
 }
 
 }  // namespace
@@ -215,7 +281,7 @@ OPBENCH_FAMILY(Llama2) {
           .summary = "Llama-2-7B greedy decode, batch 1, 200 tokens (bf16; int8 weight-only): tok/s, GB/s",
           .experiments = experiments, .dtypes = {c10::kBFloat16, c10::kChar}, .gpu_shapes = {{0, 32}},
           .cpu_shapes = {{2, 2}}, .backends = decode_backends(), .work = decode_work, .run = run_decode,
-          .name_shape = model_shape_name, .layers_axis = 1};
+          .name_shape = model_shape_name, .layers_axis = 1, .python_module = "decode/model.py"};
 }
 
 OPBENCH_FAMILY(Mixtral) {
@@ -223,7 +289,8 @@ OPBENCH_FAMILY(Mixtral) {
           .summary = "Mixtral-8x7B greedy decode (int8 weight-only, top-2 of 8 experts, 16 layers): tok/s, GB/s",
           .experiments = model_rows("mixtral_8x7b_int8", c10::kChar), .dtypes = {c10::kChar},
           .gpu_shapes = {{1, 16}}, .cpu_shapes = {{3, 2}}, .backends = decode_backends(), .work = decode_work,
-          .run = run_decode, .name_shape = model_shape_name, .layers_axis = 1};
+          .run = run_decode, .name_shape = model_shape_name, .layers_axis = 1,
+          .python_module = "decode/model.py"};
 }
 
 }  // namespace opbench

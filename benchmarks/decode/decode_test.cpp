@@ -162,10 +162,10 @@ TEST(Decode, CaseNamesCarryModelAndLayersAndTheLayerFlagReplacesThem) {
   for (const auto& info : cases_of(family_named("Mixtral"), gpu)) names.push_back(info.name());
   EXPECT_EQ(names, (std::vector<std::string>{"Mixtral/int8/8x7b-16L/eager", "Mixtral/int8/8x7b-16L/graph",
                                              "Mixtral/int8/8x7b-16L/graph_serial",
-                                             "Mixtral/int8/8x7b-16L/aten_graph"}));
+                                             "Mixtral/int8/8x7b-16L/aten_graph", "Mixtral/int8/8x7b-16L/inductor"}));
   EXPECT_EQ(cases_of(family_named("Mixtral"), gpu, 32)[0].name(), "Mixtral/int8/8x7b-32L/eager");
   EXPECT_EQ(cases_of(family_named("Llama2"), cpu)[0].name(), "Llama2/bf16/tiny-2L/eager");
-  EXPECT_EQ(cases_of(family_named("Llama2"), cpu).size(), 2u);   // eager only, bf16 and int8
+  EXPECT_EQ(cases_of(family_named("Llama2"), cpu).size(), 4u);   // eager and inductor, bf16 and int8
   const CaseInfo llama = cases_of(family_named("Llama2"), gpu)[0];
   EXPECT_DOUBLE_EQ(llama.work.items, 200);
   EXPECT_NEAR(llama.work.bytes_read / 200 / 1e9, 13.214, 0.001);

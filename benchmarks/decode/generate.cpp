@@ -29,7 +29,8 @@ struct Decoder::Graph {
 #endif
 };
 
-Decoder::Decoder(Model& model, StepKernels kernels, bool graph, const std::vector<int64_t>& prompt)
+Decoder::Decoder(Model& model, StepKernels kernels, bool graph, const std::vector<int64_t>& prompt,
+                 StepForward compiled)
     : model_(model), kernels_(kernels) {
   const ModelConfig& c = model.cfg;
   if (static_cast<int64_t>(prompt.size()) != c.prompt_len) throw Error("the prompt must have prompt_len tokens");
@@ -38,9 +39,14 @@ Decoder::Decoder(Model& model, StepKernels kernels, bool graph, const std::vecto
   sequence_ = at::zeros({c.max_len()}, opts);
   token_ = at::zeros({1}, opts);
   pos_ = at::zeros({1}, opts);
-  if (kernels == StepKernels::kAten) {
-    forward_ = [this](const at::Tensor& token, const at::Tensor& pos) -> const at::Tensor& {
-      logits_ = forward_aten(model_, token, pos);
+  if ((kernels == StepKernels::kCompiled) != static_cast<bool>(compiled))
+    throw Error("a compiled step goes with StepKernels::kCompiled");
+  if (kernels == StepKernels::kAten || kernels == StepKernels::kCompiled) {
+    StepForward logits_of = compiled ? std::move(compiled) : [this](const at::Tensor& token, const at::Tensor& pos) {
+      return forward_aten(model_, token, pos);
+    };
+    forward_ = [this, logits_of](const at::Tensor& token, const at::Tensor& pos) -> const at::Tensor& {
+      logits_ = logits_of(token, pos);
       return logits_;
     };
   } else {
@@ -86,7 +92,7 @@ void Decoder::reset() {
 void Decoder::step() {
   const at::Tensor& logits = forward_(token_, pos_);
 #ifdef OPBENCH_HAVE_CUDA
-  if (kernels_ != StepKernels::kAten) {   // the pick and the bookkeeping in one own kernel
+  if (own_kernels()) {   // the pick and the bookkeeping in one own kernel
     kernels::NextTokenArgs next;
     next.logits = logits.data_ptr();
     next.vocab = logits.numel();
@@ -161,9 +167,12 @@ std::vector<double> Decoder::new_token_milliseconds() {
   return ms;
 }
 
+bool Decoder::own_kernels() const { return kernels_ == StepKernels::kOwn || kernels_ == StepKernels::kOwnSerial; }
+
 std::string Decoder::kernels_label() const {
+  if (kernels_ == StepKernels::kCompiled) return "kernels=inductor (AOTInductor package), argmax by ATen";
 #ifdef OPBENCH_HAVE_CUDA
-  if (kernels_ != StepKernels::kAten) return "kernels=" + OwnStep::kernel_names(model_, kernels_ == StepKernels::kOwn);
+  if (own_kernels()) return "kernels=" + OwnStep::kernel_names(model_, kernels_ == StepKernels::kOwn);
 #endif
   return std::string("kernels=aten") + (model_.int8 ? "(int8 dequantized by .to(), as gpt-fast eager)" : "");
 }

@@ -19,14 +19,20 @@
 namespace opbench::decode {
 
 // forward_aten, or OwnStep (own_step.h; CUDA only) with programmatic launches (kOwn) or without them
-// (kOwnSerial: each launch waits for the previous kernel, to show what the overlap buys).
-enum class StepKernels { kAten, kOwn, kOwnSerial };
+// (kOwnSerial: each launch waits for the previous kernel, to show what the overlap buys), or a compiled
+// step the caller gives (kCompiled: the inductor backend's package, model.py's DecodeStep).
+enum class StepKernels { kAten, kOwn, kOwnSerial, kCompiled };
+
+// One step's logits [1, vocab] after `token` [1] at `pos` [1], writing the KV cache.
+using StepForward = std::function<at::Tensor(const at::Tensor& token, const at::Tensor& pos)>;
 
 class Decoder {
  public:
   // `graph`: capture the step in a CUDA graph (after one eager warm-up step) and replay it.
-  // REQUIRES: kOwn or graph only on a CUDA device; prompt.size() == cfg.prompt_len.
-  Decoder(Model& model, StepKernels kernels, bool graph, const std::vector<int64_t>& prompt);
+  // REQUIRES: kOwn or graph only on a CUDA device; prompt.size() == cfg.prompt_len; `compiled` set
+  // exactly when kernels is kCompiled.
+  Decoder(Model& model, StepKernels kernels, bool graph, const std::vector<int64_t>& prompt,
+          StepForward compiled = nullptr);
   ~Decoder();
   Decoder(const Decoder&) = delete;
   Decoder& operator=(const Decoder&) = delete;
@@ -44,6 +50,7 @@ class Decoder {
  private:
   void step();
   void reset();
+  bool own_kernels() const;
   struct Graph;
   Model& model_;
   StepKernels kernels_;

@@ -21,9 +21,11 @@ namespace opbench {
 //   kTokenLatencyP50   "token_latency_p50(ms)", kTokenLatencyP90 "token_latency_p90(ms)": per-token
 //   kBusBandwidth      "bus_bandwidth(GB/s)": a collective's bus bandwidth (nccl-tests' busbw: the
 //                      algorithm bandwidth times the collective's factor), counter "busbw_GB/s"
+//   kCompilationSeconds  "compilation_time(s)": how long its inductor package took to build (the seed's
+//                      compilation_time(s) times torch.compile's first calls), counter "compile_s"
 enum class Metric {
   kMemoryBandwidth, kFlopsUtilization, kTokensPerSecond, kStartupSeconds, kTokenLatencyP50, kTokenLatencyP90,
-  kBusBandwidth
+  kBusBandwidth, kCompilationSeconds
 };
 const char* metric_name(Metric metric);
 std::optional<Metric> metric_from_name(const std::string& name);
@@ -44,7 +46,9 @@ struct Experiment {
   Aggregate aggregate = Aggregate::kMeanOverCases;
   bool per_world_size = false;           // its rows are named <name>_n<processes> (a collective's figure
                                          // depends on how many GPUs take part, so do its targets)
+  std::vector<std::string> backends;     // the backends whose cases form it; empty: every backend
   bool covers(c10::ScalarType dtype) const;
+  bool covers(const std::string& backend) const;
 };
 
 // The name of the experiment's rows in a run of `world_size` processes: `name`, or `name_n<world_size>`

@@ -4,10 +4,11 @@
 // case(dtype, dims, device) -> (module, inputs)). inductor/build_packages.py exports it at a case's
 // shapes and compiles it with the settings file's inductor options into the package cache:
 //   <cache>/<settings hash>/<Family>_<dtype>_<shape>.pt2     (+ .build.json: its compile time)
-// Each package carries its key in its metadata: torch version, device name, case, settings hash and
-// the module source's hash. A package whose key differs from the one this run expects is stale: it is
-// never loaded, and the case is skipped as unavailable with the command that rebuilds it, as is a case
-// whose package is missing. Parameters are not packaged: the family loads its own tensors by name.
+// Each package carries its key in its metadata: torch version, device name, case, settings hash, and
+// the hashes of the module's source and of the builder's (how it exports and compiles). A package
+// whose key differs from the one this run expects is stale: it is never loaded, and the case is
+// skipped as unavailable (--opbench_inductor_build rebuilds it), as is a case whose package is
+// missing. Parameters are not packaged: the family loads its own tensors by name.
 #pragma once
 #include <ATen/core/Tensor.h>
 
