@@ -159,13 +159,18 @@ step_inductor_models() {  # the decode models: packages, bench_ops graph and ind
   step_models_py
 }
 step_ab_builds() {  # issue 35: OLD_BENCH against NEW_BENCH (two builds), interleaved processes, same GPU
-  wall python3 -m opbench_tools.compare --binaries "$OLD_BENCH" "$NEW_BENCH" --repetitions "${AB_REPETITIONS:-3}" \
-    --filter '^(LayerNorm|RMSNorm)/[^/]+/4096x(4096|8192|16384)/cuda$|^(Gemv|GatherGemv)/[^/]+/(4096|8192|16384)/cuda$' \
-    --bench-arg=--opbench_max_time=0.3 --out-dir "$out/ab_kernels" --markdown "$out/ab_kernels.md" >"$out/ab_kernels.txt" 2>&1
+  local kind filter
+  for kind in norms gemvs; do   # a filter with one end anchor: older builds honour only the last '$'
+    filter='^[A-Za-z]+Norm/[^/]+/4096x(4096|8192|16384)/cuda$'
+    [ $kind = gemvs ] && filter='^(Gemv|GatherGemv)/[^/]+/(4096|8192|16384)/cuda$'
+    wall python3 -m opbench_tools.compare --binaries "$OLD_BENCH" "$NEW_BENCH" --repetitions "${AB_REPETITIONS:-3}" \
+      --filter "$filter" --bench-arg=--opbench_max_time=0.3 --out-dir "$out/ab_$kind" --markdown "$out/ab_$kind.md" \
+      >"$out/ab_$kind.txt" 2>&1
+  done
   wall python3 -m opbench_tools.compare --binaries "$OLD_BENCH" "$NEW_BENCH" --repetitions "${AB_MODEL_REPETITIONS:-2}" \
     --filter '^(Llama2|Mixtral)/[^/]+/[^/]+/graph$' \
     --out-dir "$out/ab_models" --markdown "$out/ab_models.md" >"$out/ab_models.txt" 2>&1
-  tail -40 "$out/ab_kernels.txt" >&2; tail -8 "$out/ab_models.txt" >&2
+  tail -24 "$out/ab_norms.txt" >&2; tail -16 "$out/ab_gemvs.txt" >&2; tail -8 "$out/ab_models.txt" >&2
 }
 TIMER_CASES=(Gemv/bf16/1024/cuda Gemv/bf16/4096/cuda LayerNorm/bf16/4096x4096/cuda LayerNorm/bf16/4096x8192/cuda
              Gemv/bf16/16384/cuda)

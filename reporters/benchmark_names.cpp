@@ -17,8 +17,25 @@ std::string strip_harness_suffix(const std::string& name) {
 }
 
 std::string filter_for_registered_names(const std::string& filter) {
-  if (filter.empty() || filter.back() != '$') return filter;
-  return filter.substr(0, filter.size() - 1) + "(/iterations:1)?(/manual_time)?$";
+  std::string out;
+  bool escaped = false, in_brackets = false;
+  for (size_t i = 0; i < filter.size(); ++i) {
+    const char c = filter[i];
+    if (c == '$' && !escaped && !in_brackets) out += "(/iterations:1)?(/manual_time)?";
+    out += c;
+    if (escaped) {
+      escaped = false;
+    } else if (c == '\\') {
+      escaped = true;
+    } else if (c == '[' && !in_brackets) {
+      in_brackets = true;
+      if (i + 1 < filter.size() && filter[i + 1] == '^') out += filter[++i];   // "[^" or "[^]": the ']' is literal
+      if (i + 1 < filter.size() && filter[i + 1] == ']') out += filter[++i];
+    } else if (c == ']' && in_brackets) {
+      in_brackets = false;
+    }
+  }
+  return out;
 }
 
 std::string exact_names_filter(const std::vector<std::string>& names) {

@@ -12,8 +12,8 @@ namespace opbench {
 // ("X/iterations:1/manual_time_mean" -> "X_mean"). Used for names printed outside a Run.
 std::string strip_harness_suffix(const std::string& name);
 
-// A filter regex as the user meant it against the stable names: a trailing '$' also accepts the
-// harness suffix.
+// A filter regex as the user meant it against the stable names: every end anchor '$' (outside a
+// bracket expression, unescaped: each alternative's of `A$|B$` too) also accepts the harness suffix.
 std::string filter_for_registered_names(const std::string& filter);
 
 // A filter regex that selects exactly these case names (special characters escaped), as registered.

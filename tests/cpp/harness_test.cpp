@@ -167,6 +167,9 @@ TEST(Names, HarnessSuffixIsStrippedAndFiltersStillMatch) {
   EXPECT_EQ(strip_harness_suffix("A/b/c/d/iterations:1/manual_time_median"), "A/b/c/d_median");
   EXPECT_EQ(filter_for_registered_names("LayerNorm/.*"), "LayerNorm/.*");
   EXPECT_EQ(filter_for_registered_names("aten$"), "aten(/iterations:1)?(/manual_time)?$");
+  EXPECT_EQ(filter_for_registered_names("^a/cuda$|^b/aten$"),
+            "^a/cuda(/iterations:1)?(/manual_time)?$|^b/aten(/iterations:1)?(/manual_time)?$");
+  EXPECT_EQ(filter_for_registered_names("x[$]\\$"), "x[$]\\$");   // a literal '$' is not an anchor
 }
 
 TEST(Cli, OwnFlagsAreTakenAndTheRestPassesThrough) {
