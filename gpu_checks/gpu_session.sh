@@ -110,7 +110,7 @@ step_models() {  # whole-model decode (issue 12): the read ceiling first, then L
   tail -25 "$out/models.txt" >&2
 }
 step_models_py() {  # the same models in PyTorch, eager and torch.compile(mode="reduce-overhead"), same call
-  wall python3 gpu_checks/decode_models_pytorch.py --json "$out/models_python.json" --compare "$out/models.json" \
+  wall python3 gpu_checks/decode_models_pytorch.py ${MODELS_PY_ARGS:-} --json "$out/models_python.json" --compare "$out/models.json" \
     >"$out/models_python.txt" 2>&1
   tail -20 "$out/models_python.txt" >&2
 }
@@ -160,17 +160,19 @@ step_inductor_models() {  # the decode models: packages, bench_ops graph and ind
 }
 step_ab_builds() {  # issue 35: OLD_BENCH against NEW_BENCH (two builds), interleaved processes, same GPU
   local kind filter
-  for kind in norms gemvs; do   # a filter with one end anchor: older builds honour only the last '$'
+  for kind in ${AB_ONLY:-norms gemvs}; do   # a filter with one end anchor: older builds honour only the last '$'
     filter='^[A-Za-z]+Norm/[^/]+/4096x(4096|8192|16384)/cuda$'
     [ $kind = gemvs ] && filter='^(Gemv|GatherGemv)/[^/]+/(4096|8192|16384)/cuda$'
     wall python3 -m opbench_tools.compare --binaries "$OLD_BENCH" "$NEW_BENCH" --repetitions "${AB_REPETITIONS:-3}" \
       --filter "$filter" --bench-arg=--opbench_max_time=0.3 --out-dir "$out/ab_$kind" --markdown "$out/ab_$kind.md" \
       >"$out/ab_$kind.txt" 2>&1
+    grep -v "^\[runs\]" "$out/ab_$kind.txt" | tail -22 >&2
   done
+  [ -n "${AB_ONLY:-}" ] && return
   wall python3 -m opbench_tools.compare --binaries "$OLD_BENCH" "$NEW_BENCH" --repetitions "${AB_MODEL_REPETITIONS:-2}" \
     --filter '^(Llama2|Mixtral)/[^/]+/[^/]+/graph$' \
     --out-dir "$out/ab_models" --markdown "$out/ab_models.md" >"$out/ab_models.txt" 2>&1
-  tail -24 "$out/ab_norms.txt" >&2; tail -16 "$out/ab_gemvs.txt" >&2; tail -8 "$out/ab_models.txt" >&2
+  tail -8 "$out/ab_models.txt" >&2
 }
 TIMER_CASES=(Gemv/bf16/1024/cuda Gemv/bf16/4096/cuda LayerNorm/bf16/4096x4096/cuda LayerNorm/bf16/4096x8192/cuda
              Gemv/bf16/16384/cuda)
