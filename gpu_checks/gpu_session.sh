@@ -115,7 +115,7 @@ step_models_py() {  # the same models in PyTorch, eager and torch.compile(mode="
   tail -20 "$out/models_python.txt" >&2
 }
 # The inductor backend (issue 36). INDUCTOR_JOBS packages are built at once (default 8).
-SEED_INDUCTOR='^([A-Za-z]+Norm/bf16|Gemv|GatherGemv|MLP)/[^/]+/'
+SEED_INDUCTOR='^([A-Za-z]+Norm/bf16|(Gemv|GatherGemv|MLP)/[^/]+)/[^/]+/'
 build_packages() {  # [FILTER [bench_ops flags...]]: the builder over bench_ops' plan, timed
   local filter=$1; shift
   wall python3 inductor/build_packages.py --bench-ops $bench --filter "$filter" --jobs "${INDUCTOR_JOBS:-8}" -- "$@"
