@@ -187,8 +187,8 @@ def main():
     source.add_argument("--plan", help="a plan bench_ops wrote (--opbench_inductor_plan); - for stdin")
     ap.add_argument("--filter", help="the cases, as --benchmark_filter (default: every inductor case)")
     ap.add_argument("--jobs", type=int,
-                    help="packages built at once (default: 4 for a GPU, whose autotuning times kernels on it "
-                         "while the others compile; half the CPUs for the CPU)")
+                    help="packages built at once (default: 1 for a GPU, where coordinate-descent tuning times "
+                         "kernels and concurrent builds skew its choice; half the CPUs for the CPU)")
     ap.add_argument("--force", action="store_true", help="build current packages again too")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--settings", help=argparse.SUPPRESS)
@@ -211,7 +211,7 @@ def main():
         elif entry["state"] != STATE_CURRENT:
             print(f"{entry['case']}: {entry['state']}: building", file=sys.stderr)
     start = time.time()
-    jobs = args.jobs or (4 if plan["device_type"] == "cuda" else max(1, (os.cpu_count() or 2) // 2))
+    jobs = args.jobs or (1 if plan["device_type"] == "cuda" else max(1, (os.cpu_count() or 2) // 2))
     results = build_all(todo, plan, jobs)
     failed = [case for case, (_, ok) in results.items() if not ok]
     print(f"build_packages.py: {len(results) - len(failed)} built, {len(failed)} failed, "
