@@ -24,9 +24,9 @@
 //                         does; the next token is picked by ATen's argmax in the same graph
 //           (CPU): eager  the ATen step (no own kernels and no graphs on the CPU); inductor, no graph
 // Check before timing: the own kernels' or the package's logits against the ATen forward at the first
-// three positions (relative RMS error <= kLogitsRelRms; the own step's experts are the ones ATen is made
-// to follow: routing is checked apart, decode_test.cpp); a graph's 200 tokens equal, token for token,
-// those of the same step run eagerly.
+// three positions (relative RMS error <= kLogitsRelRms), ATen made to follow the experts the step under
+// test chose (a router near-tie may break either way; routing is checked apart, decode_test.cpp); a
+// graph's 200 tokens equal, token for token, those of the same step run eagerly.
 #include <ATen/Context.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/tensor.h>
@@ -137,16 +137,18 @@ void check_logits(Model& model, const std::vector<int64_t>& prompt, const Checke
   std::cerr << "  check: " << what << " logits within " << 100 * worst << "% RMS of ATen's\n";
 }
 
+// Where a step under test logs its experts' choices for one token: [layers, 1, top_k] each.
+decode::Routes routes_of_one_token(const Model& model) {
+  const ModelConfig& c = model.cfg;
+  auto longs = at::TensorOptions().device(model.tok_emb.device()).dtype(c10::kLong);
+  return {at::zeros({c.n_layers, 1, c.top_k}, longs), at::zeros({c.n_layers, 1, c.top_k}, longs.dtype(c10::kFloat))};
+}
+
 // The own kernels' step, routed as the ATen forward is then made to route.
 void check_own_logits(Model& model, const std::vector<int64_t>& prompt) {
 #ifdef OPBENCH_HAVE_CUDA
   const ModelConfig& c = model.cfg;
-  decode::Routes routes;
-  if (c.moe()) {
-    auto longs = at::TensorOptions().device(model.tok_emb.device()).dtype(c10::kLong);
-    routes.idx = at::zeros({c.n_layers, 1, c.top_k}, longs);
-    routes.weights = at::zeros({c.n_layers, 1, c.top_k}, longs.dtype(c10::kFloat));
-  }
+  decode::Routes routes = c.moe() ? routes_of_one_token(model) : decode::Routes{};
   decode::OwnStep own(model);
   check_logits(model, prompt, [&](const at::Tensor& token, const at::Tensor& pos, decode::Routes* r) {
     own.log_routes(r);
@@ -218,9 +220,15 @@ void run_decode(CaseContext& ctx) {
     constants = step_constants(model);
     package->set_constants(constants);
     compiled_step = [package](const at::Tensor& token, const at::Tensor& pos) { return package->run({token, pos})[0]; };
-    check_logits(model, prompt, [&](const at::Tensor& token, const at::Tensor& pos, decode::Routes*) {
-      return compiled_step(token, pos);
-    }, nullptr, "the inductor package's");
+    decode::Routes routes = cfg.moe() ? routes_of_one_token(model) : decode::Routes{};
+    check_logits(model, prompt, [&](const at::Tensor& token, const at::Tensor& pos, decode::Routes* r) {
+      std::vector<at::Tensor> out = package->run({token, pos});   // experts: logits, route indices, weights
+      if (r) {
+        r->idx.copy_(out.at(1));
+        r->weights.copy_(out.at(2));
+      }
+      return out[0];
+    }, cfg.moe() ? &routes : nullptr, "the inductor package's");
   } else if (kernels != StepKernels::kAten) {
     check_own_logits(model, prompt);
   }

@@ -112,23 +112,26 @@ def rope(x, cos, sin):  # x [heads, hd], pairs (2i, 2i+1)
 
 
 def feed_forward(layer, c, xn):
+    """The FFN's output [1, dim], and for experts the route: indices [top_k] and weights [top_k] (fp32)."""
     if not c["experts"]:
         h13 = layer.w13(xn)
-        return layer.w2(F.silu(h13[:, :c["ffn"]]) * h13[:, c["ffn"]:])
+        return layer.w2(F.silu(h13[:, :c["ffn"]]) * h13[:, c["ffn"]:]), None
     probs = torch.softmax(layer.gate(xn).float(), -1)[0]
     weights, idx = torch.topk(probs, c["top_k"])
     weights = weights / weights.sum()
     h13 = layer.w13.experts(xn.expand(c["top_k"], -1), idx)
     a = F.silu(h13[:, :c["ffn"]]) * h13[:, c["ffn"]:]
-    return (layer.w2.experts(a, idx) * weights.to(xn.dtype).unsqueeze(1)).sum(0, keepdim=True)
+    return (layer.w2.experts(a, idx) * weights.to(xn.dtype).unsqueeze(1)).sum(0, keepdim=True), (idx, weights)
 
 
 def decode_logits(m, token, pos):
-    """Logits [1, vocab] after token [1] at position pos [1]; writes the KV cache."""
+    """Logits [1, vocab] after token [1] at position pos [1], and the experts' routes of each layer
+    (empty for a dense model); writes the KV cache."""
     c, hd = m.c, m.hd
     h = m.tok_emb[token]  # [1, dim]
     cos, sin = m.cos[pos], m.sin[pos]
     mask = (torch.arange(m.max_len, device=token.device) <= pos).view(1, 1, 1, -1)
+    routes = []
     for layer in m.layers:
         qkv = layer.wqkv(rms_norm(h, layer.attn_norm))[0]
         q = rope(qkv[:c["n_heads"] * hd].view(c["n_heads"], hd), cos, sin)
@@ -140,24 +143,33 @@ def decode_logits(m, token, pos):
                                              layer.v_cache.unsqueeze(0), attn_mask=mask,
                                              enable_gqa=c["n_kv_heads"] != c["n_heads"])
         h = h + layer.wo(att.view(1, -1))
-        h = h + feed_forward(layer, c, rms_norm(h, layer.ffn_norm))
-    return m.output(rms_norm(h, m.norm))
+        ffn, route = feed_forward(layer, c, rms_norm(h, layer.ffn_norm))
+        h = h + ffn
+        if route is not None:
+            routes.append(route)
+    return m.output(rms_norm(h, m.norm)), routes
 
 
 def decode_one_token(m, token, pos):
     """The greedy next token [1] after token [1] at position pos [1]; writes the KV cache."""
-    return torch.argmax(decode_logits(m, token, pos), -1)
+    return torch.argmax(decode_logits(m, token, pos)[0], -1)
 
 
 class DecodeStep(torch.nn.Module):
-    """The step bench_ops' inductor backend runs: logits of one token; the C++ generation picks the next."""
+    """The step bench_ops' inductor backend runs: logits of one token (the C++ generation picks the next)
+    and, for experts, the routes it took -- indices [layers, 1, top_k] and weights [layers, 1, top_k]
+    (fp32) -- which bench_ops' check makes the ATen forward follow, as it does for its own kernels."""
 
     def __init__(self, model):
         super().__init__()
         self.model = model
 
     def forward(self, token, pos):
-        return decode_logits(self.model, token, pos)
+        logits, routes = decode_logits(self.model, token, pos)
+        if not routes:
+            return logits
+        idx = torch.stack([i for i, _ in routes]).unsqueeze(1)
+        return logits, idx, torch.stack([w for _, w in routes]).unsqueeze(1)
 
 
 def config_of(dims):

@@ -5,8 +5,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from bench_ops_bin import bench_ops, run_bench_ops
 from opbench_tools import gate, gate_selftest
+
+pytestmark = pytest.mark.serial   # its A/A rounds and injected slowdowns time CPU cases: alone
 
 CASE = "LayerNorm/bf16/64x1024/aten"
 

@@ -55,9 +55,9 @@ def test_a_missing_package_skips_the_case_with_the_command_that_builds_it(tmp_pa
 
 
 def test_the_plan_names_module_key_and_state_of_each_selected_case(tmp_path):
-    p = plan(tmp_path, "(LayerNorm|RMSNorm)/fp32/64x256/inductor")
-    assert [e["case"] for e in p["packages"]] == [LAYER_NORM, "RMSNorm/fp32/64x256/inductor"]
-    entry = p["packages"][0]
+    p = plan(tmp_path, "(LayerNorm/fp32/64x256|Gemv/int8/64)/inductor")
+    assert [e["case"] for e in p["packages"]] == ["Gemv/int8/64/inductor", LAYER_NORM]   # registration order
+    entry = p["packages"][1]
     assert entry["module"].endswith("benchmarks/layer_norm/layer_norm.py") and entry["state"] == "missing"
     assert entry["key"]["opbench_case"] == LAYER_NORM and entry["key"]["opbench_torch"] == p["torch"]
     assert p["device_type"] == "cpu" and pathlib.Path(p["settings"]["path"]).name == "settings.json"
@@ -97,3 +97,18 @@ def test_the_builder_refuses_a_plan_it_cannot_build(tmp_path):
                                "settings": {"path": str(ROOT / "inductor/settings.json"), "hash": "0"}, "packages": []}))
     proc = subprocess.run([sys.executable, str(BUILD), "--plan", str(bad)], capture_output=True, text=True)
     assert proc.returncode == 2 and "torch" in proc.stderr and "0.0.1" in proc.stderr
+
+
+def test_a_decode_model_runs_its_compiled_step_checked_against_aten(tmp_path):
+    """gpt-fast's decode step (benchmarks/decode/model.py) at the tiny MoE configuration: the C++ model's
+    weights and KV cache loaded into the package by name, its logits checked against the ATen forward
+    made to follow the experts the package chose, then timed; its row carries compilation_time(s)."""
+    case, cache, rows = "Mixtral/int8/tiny-moe-2L/inductor", tmp_path / "cache", tmp_path / "rows.csv"
+    built = build_packages(case, cache)
+    assert built.returncode == 0, built.stderr
+    proc, runs = run_case(case, cache, tmp_path, f"--output={rows}")
+    assert proc.returncode == 0, proc.stderr
+    assert "check: the inductor package's logits within" in proc.stderr
+    assert "error_message" not in runs[0] and runs[0]["real_time"] > 0 and runs[0]["model_GB"] > 0
+    metrics = {r.split(",")[1]: r.split(",")[3] for r in rows.read_text().splitlines()[1:]}
+    assert float(metrics["compilation_time(s)"]) == pytest.approx(runs[0]["compile_s"]) and runs[0]["compile_s"] > 1

@@ -8,6 +8,9 @@ import pytest
 
 from bench_ops_bin import ROOT, bench_ops
 
+# The README's blocks run in order (task 4 gates task 3's runs), and task 4's A/A gate times CPU cases.
+pytestmark = pytest.mark.serial
+
 
 def task_blocks():
     text = (ROOT / "README.md").read_text()
