@@ -114,12 +114,12 @@ step_models_py() {  # the same models in PyTorch, eager and torch.compile(mode="
     >"$out/models_python.txt" 2>&1
   tail -20 "$out/models_python.txt" >&2
 }
-# The inductor backend (issue 36). INDUCTOR_JOBS packages are built at once (default 1: concurrent
-# builds skew coordinate-descent tuning, which times kernels on the GPU).
+# The inductor backend (issue 36). INDUCTOR_JOBS packages are built at once (default: one per GPU, each on
+# its own: concurrent builds on one GPU skew coordinate-descent tuning, which times kernels there).
 SEED_INDUCTOR='^([A-Za-z]+Norm/bf16|(Gemv|GatherGemv|MLP)/[^/]+)/[^/]+/'
 build_packages() {  # [FILTER [bench_ops flags...]]: the builder over bench_ops' plan, timed
   local filter=$1; shift
-  wall python3 inductor/build_packages.py --bench-ops $bench --filter "$filter" --jobs "${INDUCTOR_JOBS:-1}" -- "$@"
+  wall python3 inductor/build_packages.py --bench-ops $bench --filter "$filter" ${INDUCTOR_JOBS:+--jobs "$INDUCTOR_JOBS"} -- "$@"
 }
 step_inductor() {  # the seed's cases and the norms: packages, bench_ops (inductor, cuda, aten), torch.compile in Python
   build_packages "${SEED_INDUCTOR}inductor\$" >"$out/inductor_build.txt" 2>&1

@@ -6,6 +6,10 @@ key -- torch version, device, case, inductor settings, the module's source -- no
 plan. This script builds every package of the plan that is not current, each in its own process (a
 crash loses one package, not the run), `--jobs` at a time, with a progress line and the time each took,
 and leaves the current ones alone. A failed package leaves no file behind; bench_ops then skips its case.
+On a host with several GPUs of the plan's model, each build runs on a GPU of its own (CUDA_VISIBLE_DEVICES
+per build): coordinate-descent tuning times kernels on the GPU, so two builds on one GPU skew each
+other's choices, while builds on separate GPUs do not. The default --jobs is that GPU count (1 CPU build
+per two cores on the CPU); the decode models, the longest builds, start first.
 
   build_packages.py --bench-ops build/bench_ops [--filter REGEX] [--jobs N] [--force] [-- BENCH_OPS_ARGS]
   build_packages.py --plan PLAN.json [--jobs N] [--force]
@@ -131,9 +135,32 @@ class Progress:
         print(f"[{self.done}/{self.total}] {case}: {state} in {seconds:.1f} s", file=sys.stderr, flush=True)
 
 
-def build_all(todo, plan, jobs):
-    """Builds `todo` (plan entries) `jobs` at a time; returns {case: (seconds, ok)}."""
-    progress, waiting, running, results = Progress(len(todo)), list(todo), {}, {}
+def gpus_of_model(visible_ids, names, model):
+    """The CUDA_VISIBLE_DEVICES values of the visible GPUs named `model`: visible_ids[i] is what selects
+    the i-th GPU this process sees, names[i] its name."""
+    return [gpu for gpu, name in zip(visible_ids, names) if name == model]
+
+
+def build_gpus(plan):
+    """The GPUs builds may run on (CUDA_VISIBLE_DEVICES values); [] for a CPU plan."""
+    if plan["device_type"] != "cuda":
+        return []
+    import torch
+    count = torch.cuda.device_count()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [v.strip() for v in visible.split(",")][:count] if visible else [str(i) for i in range(count)]
+    return gpus_of_model(ids, [torch.cuda.get_device_name(i) for i in range(count)], plan["device"])
+
+
+def longest_first(todo):
+    """The decode models' packages (minutes each) first, so the last build to finish is a short one."""
+    return sorted(todo, key=lambda e: not e["module"].endswith(os.path.join("decode", "model.py")))
+
+
+def build_all(todo, plan, jobs, gpus):
+    """Builds `todo` (plan entries) `jobs` at a time, each on the least busy of `gpus` (none: as this
+    process sees the devices); returns {case: (seconds, ok)}."""
+    progress, waiting, running, results = Progress(len(todo)), longest_first(todo), {}, {}
     while waiting or running:
         while waiting and len(running) < jobs:
             entry = waiting.pop(0)
@@ -141,10 +168,16 @@ def build_all(todo, plan, jobs):
             log = open(entry["package"] + ".log", "w", encoding="utf-8")
             cmd = [sys.executable, os.path.abspath(__file__), "--one", json.dumps(entry),
                    "--settings", plan["settings"]["path"], "--device-type", plan["device_type"]]
-            running[entry["case"]] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), time.time(), entry, log)
+            env, gpu = dict(os.environ), None
+            if gpus:
+                busy = [g for _, _, _, _, g in running.values()]
+                gpu = min(gpus, key=busy.count)
+                env["CUDA_VISIBLE_DEVICES"] = gpu
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+            running[entry["case"]] = (proc, time.time(), entry, log, gpu)
         progress.running(list(running))
         time.sleep(0.2)
-        for case, (proc, start, entry, log) in list(running.items()):
+        for case, (proc, start, entry, log, gpu) in list(running.items()):
             if proc.poll() is None:
                 continue
             log.close()
@@ -152,17 +185,17 @@ def build_all(todo, plan, jobs):
             results[case] = (seconds, ok)
             del running[case]
             if ok:
-                write_sidecar(entry, seconds, plan)
+                write_sidecar(entry, seconds, plan, gpu)
             else:
                 report_failure(entry)
-            progress.finished(case, seconds, ok)
+            progress.finished(case + ("" if gpu is None else f" (GPU {gpu})"), seconds, ok)
     return results
 
 
-def write_sidecar(entry, seconds, plan):
+def write_sidecar(entry, seconds, plan, gpu):
     """Beside the package: how long it took to build (bench_ops reports it as compile_s) and with what."""
     import torch
-    record = dict(case=entry["case"], compile_s=round(seconds, 2), torch=torch.__version__,
+    record = dict(case=entry["case"], compile_s=round(seconds, 2), torch=torch.__version__, gpu=gpu,
                   built=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), settings=plan["settings"]["path"])
     with open(entry["package"][:-len(".pt2")] + ".build.json", "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1)
@@ -187,8 +220,8 @@ def main():
     source.add_argument("--plan", help="a plan bench_ops wrote (--opbench_inductor_plan); - for stdin")
     ap.add_argument("--filter", help="the cases, as --benchmark_filter (default: every inductor case)")
     ap.add_argument("--jobs", type=int,
-                    help="packages built at once (default: 1 for a GPU, where coordinate-descent tuning times "
-                         "kernels and concurrent builds skew its choice; half the CPUs for the CPU)")
+                    help="packages built at once (default: one per GPU of the plan's model, each build on its own "
+                         "GPU, since coordinate-descent tuning times kernels there; half the CPUs for the CPU)")
     ap.add_argument("--force", action="store_true", help="build current packages again too")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--settings", help=argparse.SUPPRESS)
@@ -211,8 +244,11 @@ def main():
         elif entry["state"] != STATE_CURRENT:
             print(f"{entry['case']}: {entry['state']}: building", file=sys.stderr)
     start = time.time()
-    jobs = args.jobs or (1 if plan["device_type"] == "cuda" else max(1, (os.cpu_count() or 2) // 2))
-    results = build_all(todo, plan, jobs)
+    gpus = build_gpus(plan)
+    jobs = args.jobs or (len(gpus) if gpus else max(1, (os.cpu_count() or 2) // 2))
+    if todo and len(gpus) > 1:
+        print(f"build_packages.py: {min(jobs, len(todo))} at a time on GPUs {','.join(gpus)}", file=sys.stderr)
+    results = build_all(todo, plan, jobs, gpus)
     failed = [case for case, (_, ok) in results.items() if not ok]
     print(f"build_packages.py: {len(results) - len(failed)} built, {len(failed)} failed, "
           f"{len(plan['packages']) - len(todo)} already current, {time.time() - start:.1f} s", file=sys.stderr)

@@ -1,6 +1,7 @@
 """The `inductor` backend on the CPU: AOTInductor compiles for the CPU too, so CI builds real packages at
 the small shapes, loads them into bench_ops, checks and times them. Two compiles in all (~30 s each on two
 cores): LayerNorm's (inputs only) and MLP's (parameters loaded by name from bench_ops' own tensors)."""
+import importlib.util
 import json
 import pathlib
 import shutil
@@ -112,3 +113,16 @@ def test_a_decode_model_runs_its_compiled_step_checked_against_aten(tmp_path):
     assert "error_message" not in runs[0] and runs[0]["real_time"] > 0 and runs[0]["model_GB"] > 0
     metrics = {r.split(",")[1]: r.split(",")[3] for r in rows.read_text().splitlines()[1:]}
     assert float(metrics["compilation_time(s)"]) == pytest.approx(runs[0]["compile_s"]) and runs[0]["compile_s"] > 1
+
+
+def test_builds_spread_over_the_gpus_of_the_plans_model_longest_first():
+    spec = importlib.util.spec_from_file_location("build_packages", BUILD)
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    names = ["NVIDIA H100 80GB HBM3", "NVIDIA A10", "NVIDIA H100 80GB HBM3"]
+    assert builder.gpus_of_model(["3", "5", "7"], names, "NVIDIA H100 80GB HBM3") == ["3", "7"]
+    assert builder.gpus_of_model(["0", "1", "2"], names, "NVIDIA H200") == []
+    todo = [{"module": "benchmarks/gemv/gemv.py"}, {"module": "benchmarks/decode/model.py"},
+            {"module": "benchmarks/layer_norm/layer_norm.py"}]
+    assert [e["module"] for e in builder.longest_first(todo)] == [
+        "benchmarks/decode/model.py", "benchmarks/gemv/gemv.py", "benchmarks/layer_norm/layer_norm.py"]
