@@ -160,7 +160,7 @@ struct Communicator::Impl {
   std::string broken;   // the first failure; once set, every call throws it
 
   void check_usable() const {
-    if (!broken.empty()) throw Error("Collective: the communicator failed earlier and is unusable: " + broken);
+    if (!broken.empty()) throw Error("Collective: the communicator is unusable since an earlier failure: " + broken);
   }
   // Records the failure, aborts NCCL and throws.
   [[noreturn]] void fail(const std::string& what) {
@@ -168,11 +168,11 @@ struct Communicator::Impl {
 #ifdef OPBENCH_HAVE_NCCL
     if (nccl) nccl->abort();
 #endif
-    throw Error(what);
+    throw Error("Collective: " + what);
   }
   std::string where(const char* what) const {
-    return std::string("Collective: ") + what + " failed on rank " + std::to_string(rank) + " of " +
-           std::to_string(size) + " (" + name + ")";
+    return std::string(what) + " failed on rank " + std::to_string(rank) + " of " + std::to_string(size) + " (" +
+           name + ")";
   }
 };
 
