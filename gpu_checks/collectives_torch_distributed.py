@@ -65,7 +65,7 @@ def layout(op, nbytes, element_size, n):
 
 
 def collective(op, inp, out):
-    """One call of `op`; returns its work handle's result (None: synchronous on the stream)."""
+    """One call of `op` (synchronous: on the current stream for NCCL, waited for with gloo)."""
     if op == "all_reduce":
         return dist.all_reduce(inp)
     if op == "broadcast":
@@ -134,6 +134,10 @@ def bench_ops_figures(path):
             continue
         key = (parts[3], parts[1], parts[2])
         runs.setdefault(key, []).append((b.get("busbw_GB/s"), b["real_time"] * scale[b.get("time_unit", "ns")]))
+    world = data.get("context", {}).get("opbench_world", "")
+    if world and not world.endswith(f" of {dist.get_world_size()}"):
+        print(f"--compare {path}: bench_ops ran as {world}, this world has {dist.get_world_size()} ranks",
+              file=sys.stderr)
     figures = {}
     for key, values in runs.items():
         busbw = [v for v, _ in values if v is not None]
@@ -172,12 +176,12 @@ def table(results, rows, latency, n, backend):
         head += f" {'bench_ops':>10} {'ratio':>6} {'graph':>9} {'ratio':>6}"
     lines.append(head)
     for i, r in enumerate(results):
-        line = (f"{r['op']:<15} {r['dtype']:<5} {r['size']:>7} {r['time_us']:>10.2f} {r['algbw_GBps']:>9.3f} "
-                f"{cell(r['busbw_GBps'], '9.3f'):>9}")
+        line = (f"{r['op']:<15} {r['dtype']:<5} {r['size']:>7} {r['time_us']:>10.2f} {r['algbw_GBps']:>9.4g} "
+                f"{cell(r['busbw_GBps'], '9.4g'):>9}")
         if rows:
             c = rows[i]
-            line += (f" {cell(c['bench_ops_busbw_GBps'], '10.3f'):>10} {cell(c['ratio'], '6.3f'):>6}"
-                     f" {cell(c['bench_ops_graph_busbw_GBps'], '9.3f'):>9} {cell(c['graph_ratio'], '6.3f'):>6}")
+            line += (f" {cell(c['bench_ops_busbw_GBps'], '10.4g'):>10} {cell(c['ratio'], '6.3f'):>6}"
+                     f" {cell(c['bench_ops_graph_busbw_GBps'], '9.4g'):>9} {cell(c['graph_ratio'], '6.3f'):>6}")
         lines.append(line)
     for entry in latency:
         lines.append(f"8 B all_reduce {entry['dtype']}: bench_ops graph {entry['bench_ops_graph_us']:.2f} us, "
