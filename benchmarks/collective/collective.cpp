@@ -95,7 +95,7 @@ Mode mode_named(const std::string& backend) {
 class CollectiveGraph {
  public:
   CollectiveGraph(Communicator& comm, Op op, const at::Tensor& input, const at::Tensor& output) {
-    c10::cuda::getCurrentCUDAStream().synchronize();   // the inputs are made before the side stream reads them
+    comm.run(op, input, output);   // NCCL connects lazily: not during the capture; the inputs are ready
     c10::cuda::CUDAStreamGuard side(c10::cuda::getStreamFromPool());
     graph_.capture_begin();
     try {
