@@ -211,27 +211,26 @@ step_selftest() {  # issue 17: the gate's false alarms and detection of an injec
     --out-dir /tmp/gate_selftest --json "$out/gate_selftest.json" >"$out/gate_selftest.txt" 2>"$out/gate_selftest.log"
   cat "$out/gate_selftest.txt" >&2
 }
-step_collective() {  # issue 16, builds nothing: the Collective family over NCCL on this GPU as a world of one,
-  export OPBENCH_COLLECTIVE_NCCL=1   # NCCL on a GPU is opt-in (benchmarks/collective/communicator.cpp says why)
-                     # the same launched by torchrun (env rendezvous through its agent), an opbench-shard sweep
-  wall $bench --benchmark_filter=Collective/ --benchmark_out="$out/collective_n1.json" --benchmark_out_format=json \
-    --output "$out/collective_rows.csv" >"$out/collective_n1.txt" 2>&1
-  log "collective, world of one: rc $?, $(grep -c '^Collective/' "$out/collective_n1.txt") case lines, $(grep -c 'skipped' "$out/collective_n1.txt") skipped"
-  local launcher=()
-  if command -v torchrun >/dev/null; then launcher=(torchrun)
-  elif python3 -c 'import torch.distributed.run' 2>/dev/null; then launcher=(python3 -m torch.distributed.run); fi
-  if [ ${#launcher[@]} -gt 0 ]; then
-    wall "${launcher[@]}" --standalone --nproc-per-node=1 --no-python $bench --benchmark_filter=Collective/ \
-      --benchmark_out="$out/collective_torchrun.json" --benchmark_out_format=json \
-      --output "$out/collective_torchrun_rows.csv" >"$out/collective_torchrun.txt" 2>&1
-    log "collective under ${launcher[*]} --nproc-per-node=1: rc $?, $(grep -c '^Collective/' "$out/collective_torchrun.txt") case lines"
-  else
-    log "collective under torchrun: no torchrun here; not run"
-  fi
-  wall python3 -m opbench_tools.shard -- --benchmark_filter='^(Ceiling/.*/read(_cuda)?|LayerNorm/bf16|Collective/bf16)/' \
-    --output "$out/shard_rows.csv" --benchmark_out="$out/shard.json" >"$out/shard.txt" 2>&1
-  log "opbench-shard over this host's GPUs: rc $?; $(grep '^opbench-shard: shard' "$out/shard.txt" | tr '\n' ' ')"
-  tail -14 "$out/collective_n1.txt" >&2
+step_collective() {  # issue 40: the Collective family over NCCL on 2 and 4 GPUs (those of them the host has; a
+                     # host of one GPU: a world of one), each world followed by the Python peer (torch.distributed,
+                     # the same ops, dtypes and sizes) with bench_ops' figures beside its own. COLLECTIVE_FILTER
+                     # narrows bench_ops' cases (default: all, eager and graph, 8 B .. 1 GiB; ~1-2 min a world).
+  export NCCL_NVLS_ENABLE=0   # NVLink multicast off: the lent hosts require it
+  local gpus n worlds=() launcher=(torchrun)
+  command -v torchrun >/dev/null || launcher=(python3 -m torch.distributed.run)
+  gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())')
+  for n in 2 4; do [ "$n" -le "$gpus" ] && worlds+=("$n"); done
+  [ ${#worlds[@]} -eq 0 ] && worlds=(1)
+  for n in "${worlds[@]}"; do
+    wall "${launcher[@]}" --standalone --nproc-per-node="$n" --no-python $bench \
+      --benchmark_filter="${COLLECTIVE_FILTER:-^Collective/}" --benchmark_out="$out/collective_n$n.json" \
+      --benchmark_out_format=json --output "$out/collective_rows.csv" >"$out/collective_n$n.txt" 2>&1
+    log "collective on $n GPU(s): rc $?, $(grep -c '^Collective/' "$out/collective_n$n.txt") case lines, $(grep -c 'skipped' "$out/collective_n$n.txt") skipped"
+    wall "${launcher[@]}" --standalone --nproc-per-node="$n" gpu_checks/collectives_torch_distributed.py \
+      --compare "$out/collective_n$n.json" --json "$out/collective_torch_n$n.json" >"$out/collective_torch_n$n.txt" 2>&1
+    log "python peer on $n GPU(s): rc $?"
+    grep -E '^(all_reduce|all_gather) .* 1GiB |^8 B all_reduce' "$out/collective_torch_n$n.txt" >&2
+  done
 }
 step_replay() {
   wall $bench --oplog "${OPLOG:-../shared/data/oplogs/BertForMaskedLM_training.txt}" --output "$out/replay_bert.csv" \

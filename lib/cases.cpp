@@ -142,6 +142,11 @@ void CaseContext::time(const std::function<void()>& iteration, const Work& work,
     std::snprintf(text, sizeof text, " INJECTED_SLOWDOWN=%g%%", 100 * run_.options.inject->fraction);
     injected = text;
   }
+  if (request.operations_per_iteration > 1) {   // seconds per operation; the relative noise is unchanged
+    const double per = 1.0 / request.operations_per_iteration;
+    m.median *= per;
+    for (double& sample : m.samples) sample *= per;
+  }
   finished_ = true;
   for (auto _ : state_) state_.SetIterationTime(m.median);
   const std::optional<CacheMode> cache_used = m.timer == TimerKind::kHost ? std::nullopt : std::optional(cache);

@@ -53,7 +53,7 @@ std::string status_of(const ExperimentRow& row, Metric metric, const std::string
     status = "incomplete: " + std::to_string(row.unavailable_cases) + " of " + std::to_string(all) +
              " cases unavailable";
   else if (!row.actual && metric_counter(metric))
-    status = std::string("no actual: the cases set no ") + metric_counter(metric) + " counter";
+    status = std::string("no actual: not applicable (the cases set no ") + metric_counter(metric) + " counter)";
   else if (!row.actual)
     status = "no actual: no datasheet peak for " + device_name;
   else if (!row.target)

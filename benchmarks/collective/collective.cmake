@@ -1,9 +1,10 @@
-# What the Collective family's process groups (communicator.cpp) need beyond LibTorch. The wheel ships
-# c10d's headers, but ProcessGroupGloo.hpp includes gloo's own headers, which it leaves out (Debian
-# package libgloo-dev; scripts/setup.sh installs it), and ProcessGroupNCCL.hpp includes nccl.h (the pip
-# package nvidia-nccl beside torch, or a CUDA install). communicator.cpp uses only c10d's classes,
-# which run the gloo and NCCL inside libtorch_cpu.so and libtorch_cuda.so, so gloo's headers only need
-# to declare its types. Without a header, that backend's cases skip as unavailable.
+# What the Collective family's communicator (communicator.cpp) needs beyond LibTorch.
+# - CPU: c10d's ProcessGroupGloo. The wheel ships c10d's headers, but ProcessGroupGloo.hpp includes gloo's
+#   own headers, which it leaves out (Debian package libgloo-dev; scripts/setup.sh installs it); the gloo
+#   that runs is the one inside libtorch_cpu.so, so gloo's headers only need to declare its types.
+# - GPU: NCCL's C API, from nccl.h and libnccl.so.2 of the pip package nvidia-nccl beside torch (the very
+#   library libtorch_cuda.so loads), else a CUDA install's. A CUDA build without them still builds.
+# Without a backend's header (or library), its cases skip as unavailable.
 set(_opbench_collective_pg "${CMAKE_CURRENT_LIST_DIR}/communicator.cpp")
 set(_opbench_collective_backends "")
 # The defines and includes of this one file differ from the shared precompiled header's: none for it.
@@ -19,12 +20,15 @@ if(OPBENCH_GLOO_INCLUDE)
 endif()
 
 if(OPBENCH_HAVE_CUDA)
-  find_path(OPBENCH_NCCL_INCLUDE nccl.h
-            HINTS "${OPBENCH_TORCH_LIBDIR}/../../nvidia/nccl/include" ${CUDAToolkit_INCLUDE_DIRS})
-  if(OPBENCH_NCCL_INCLUDE)
-    set_property(SOURCE "${_opbench_collective_pg}" APPEND PROPERTY COMPILE_DEFINITIONS OPBENCH_HAVE_NCCL USE_C10D_NCCL)
+  set(_opbench_nccl_root "${OPBENCH_TORCH_LIBDIR}/../../nvidia/nccl")
+  find_path(OPBENCH_NCCL_INCLUDE nccl.h HINTS "${_opbench_nccl_root}/include" ${CUDAToolkit_INCLUDE_DIRS})
+  find_library(OPBENCH_NCCL_LIBRARY NAMES libnccl.so.2 nccl
+               HINTS "${_opbench_nccl_root}/lib" ${CUDAToolkit_LIBRARY_DIR})
+  if(OPBENCH_NCCL_INCLUDE AND OPBENCH_NCCL_LIBRARY)
+    set_property(SOURCE "${_opbench_collective_pg}" APPEND PROPERTY COMPILE_DEFINITIONS OPBENCH_HAVE_NCCL)
     set_property(SOURCE "${_opbench_collective_pg}" APPEND PROPERTY INCLUDE_DIRECTORIES "${OPBENCH_NCCL_INCLUDE}")
-    list(APPEND _opbench_collective_backends "nccl (${OPBENCH_NCCL_INCLUDE}/nccl.h)")
+    target_link_libraries(opbench_families PUBLIC "${OPBENCH_NCCL_LIBRARY}")
+    list(APPEND _opbench_collective_backends "nccl (${OPBENCH_NCCL_INCLUDE}/nccl.h, ${OPBENCH_NCCL_LIBRARY})")
   endif()
 endif()
 if(NOT _opbench_collective_backends)

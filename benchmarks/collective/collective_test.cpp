@@ -132,12 +132,16 @@ TEST(CollectiveFamily, CasesRunOnEveryRankWithRowsPerProcessCount) {
   DeviceInfo gpu;
   gpu.is_gpu = true;
   auto cases = cases_of(f, gpu);
-  EXPECT_EQ(cases.size(), 2u * 10 * 5);   // {bf16, fp32} x 8 B .. 1 GiB (x8) x five collectives
+  // {bf16, fp32} x 8 B .. 1 GiB (x8) x five collectives, eager and in a CUDA graph
+  EXPECT_EQ(cases.size(), 2u * 10 * 5 * 2);
   EXPECT_EQ(cases.front().name(), "Collective/bf16/8B/all_reduce");
-  EXPECT_EQ(cases.back().name(), "Collective/fp32/1GiB/broadcast");
+  EXPECT_EQ(cases.back().name(), "Collective/fp32/1GiB/broadcast_graph");
+  int graph_cases = 0;
+  for (const auto& c : cases) graph_cases += c.backend == "all_reduce_graph";
+  EXPECT_EQ(graph_cases, 2 * 10);
   DeviceInfo cpu;
   auto small = cases_of(f, cpu);
-  ASSERT_EQ(small.size(), 2u * 3 * 5);
+  ASSERT_EQ(small.size(), 2u * 3 * 5);   // no graph mode on the CPU
   EXPECT_EQ(small[5].name(), "Collective/bf16/1KiB/all_reduce");
   EXPECT_EQ(small[10].name(), "Collective/bf16/1MiB/all_reduce");
   EXPECT_DOUBLE_EQ(small[10].work.bytes_read, 1 << 20);   // a world of one here

@@ -1,7 +1,11 @@
-// c10d's process groups for the Collective family (communicator.h). gloo is compiled in when its
-// headers were found (OPBENCH_HAVE_GLOO) and NCCL in a CUDA build that found nccl.h (OPBENCH_HAVE_NCCL):
-// benchmarks/collective/collective.cmake. Only c10d's classes are used; they run the gloo and NCCL
-// that LibTorch carries (libtorch_cpu.so, libtorch_cuda.so).
+// The communicator (communicator.h): NCCL's C API on a GPU, c10d's ProcessGroupGloo on the CPU. gloo is
+// compiled in when its headers were found (OPBENCH_HAVE_GLOO), NCCL in a CUDA build that found nccl.h
+// and libnccl (OPBENCH_HAVE_NCCL): benchmarks/collective/collective.cmake.
+//
+// Why not c10d's ProcessGroupNCCL: made from C++ it crashed with SIGSEGV at the first collective (an
+// H100 world of one, 2026-11-24; 2 ranks on a 4xH200 host, 2026-11-27), with the same nccl.h as LibTorch's
+// NCCL. Its class layout follows macros of LibTorch's own build, which a build outside cannot see; NCCL's
+// C API has no such layout (docs/decisions.md).
 #include "collective/communicator.h"
 
 #include <ATen/ATen.h>
@@ -14,29 +18,49 @@
 #endif
 #ifdef OPBENCH_HAVE_NCCL
 #include <c10/cuda/CUDAStream.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
 #endif
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 #include "opbench/check.h"
 #include "opbench/device.h"
 #include "opbench/world.h"
 
+#ifdef OPBENCH_HAVE_NCCL
+// The one check of every NCCL call: a failure throws opbench::Error naming the call, file:line, NCCL's
+// error string and its last error's detail.
+#define OPBENCH_NCCL_CHECK(call)                                                                      \
+  do {                                                                                                \
+    ncclResult_t opbench_nccl_status_ = (call);                                                       \
+    if (opbench_nccl_status_ != ncclSuccess)                                                          \
+      ::opbench::detail::throw_call_failed(                                                           \
+          "NCCL", static_cast<int>(opbench_nccl_status_),                                             \
+          (std::string(ncclGetErrorString(opbench_nccl_status_)) + "; " + ncclGetLastError(nullptr)).c_str(), \
+          #call, __FILE__, __LINE__);                                                                 \
+  } while (0)
+#endif
+
 namespace opbench::collective {
 
-constexpr std::chrono::milliseconds kTimeout = std::chrono::minutes(30);   // c10d's default
-
-struct Communicator::Impl {
-  c10::intrusive_ptr<c10d::Backend> backend;
-  std::string name;
-  int rank = 0;
-  int size = 1;
-  bool gpu = false;
-};
+double collective_timeout_seconds() {
+  const char* text = std::getenv("OPBENCH_COLLECTIVE_TIMEOUT_S");
+  if (!text || !*text) return 1800;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (*end != '\0' || !(seconds > 0))
+    throw Error(std::string("OPBENCH_COLLECTIVE_TIMEOUT_S=") + text + ": expected a positive number of seconds");
+  return seconds;
+}
 
 namespace {
+
+std::chrono::milliseconds timeout_ms() {
+  return std::chrono::milliseconds(static_cast<int64_t>(collective_timeout_seconds() * 1000));
+}
 
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -50,34 +74,110 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const World& world) {
   options.port = static_cast<std::uint16_t>(world.master_port);
   options.isServer = world.is_root() && !world.agent_store;
   options.numWorkers = static_cast<size_t>(world.size);
-  options.timeout = kTimeout;
+  options.timeout = timeout_ms();
   auto store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, options);
   return c10::make_intrusive<c10d::PrefixStore>("opbench/collective", store);
 }
+
+#ifdef OPBENCH_HAVE_NCCL
+// One NCCL communicator: destroyed (ncclCommDestroy) when healthy, aborted (ncclCommAbort: local, never
+// waits on a peer) once a collective failed.
+class NcclComm {
+ public:
+  NcclComm(const ncclUniqueId& id, int rank, int size) { OPBENCH_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank)); }
+  ~NcclComm() {
+    if (comm_) ncclCommDestroy(comm_);   // every collective was waited for: nothing is in flight
+  }
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+  ncclComm_t get() const { return comm_; }
+  void abort() {
+    if (comm_) ncclCommAbort(comm_);
+    comm_ = nullptr;
+  }
+
+ private:
+  ncclComm_t comm_ = nullptr;
+};
+
+ncclDataType_t nccl_type(c10::ScalarType dtype) {
+  switch (dtype) {
+    case c10::ScalarType::BFloat16: return ncclBfloat16;
+    case c10::ScalarType::Float: return ncclFloat32;
+    case c10::ScalarType::Long: return ncclInt64;
+    default: throw Error(std::string("Collective: NCCL path has no dtype ") + c10::toString(dtype));
+  }
+}
+
+std::unique_ptr<NcclComm> make_nccl(c10d::Store& store, const World& world) {
+  ::setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);   // NVLink multicast off unless the user chose
+  OPBENCH_CUDA_CHECK(cudaSetDevice(current_device().index));
+  const std::string key = "nccl_unique_id";
+  ncclUniqueId id;
+  if (world.is_root()) {
+    OPBENCH_NCCL_CHECK(ncclGetUniqueId(&id));
+    store.set(key, std::vector<uint8_t>(id.internal, id.internal + sizeof id.internal));
+  } else {
+    std::vector<uint8_t> bytes = store.get(key);   // waits up to the store's timeout for rank 0
+    if (bytes.size() != sizeof id.internal)
+      throw Error("Collective: the NCCL unique id in the store has " + std::to_string(bytes.size()) + " bytes");
+    std::memcpy(id.internal, bytes.data(), bytes.size());
+  }
+  // Waits for every rank to join: one that died after the store's rendezvous is not noticed here.
+  return std::make_unique<NcclComm>(id, world.rank, world.size);
+}
+#endif
 
 #ifdef OPBENCH_HAVE_GLOO
 c10::intrusive_ptr<c10d::Backend> make_gloo(const c10::intrusive_ptr<c10d::Store>& store, const World& world) {
   c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> options;
   if (!world.has_rendezvous() || is_loopback(world.master_addr)) {   // one host: the loopback interface
-    options = c10d::ProcessGroupGloo::Options::create(kTimeout);
+    options = c10d::ProcessGroupGloo::Options::create(timeout_ms());
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   } else {   // GLOO_SOCKET_IFNAME's interfaces, else the address this host's name resolves to
-    options = c10d::ProcessGroupGloo::Options::create_default(kTimeout);
+    options = c10d::ProcessGroupGloo::Options::create_default(timeout_ms());
   }
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, world.rank, world.size, options);
 }
 #endif
 
-#ifdef OPBENCH_HAVE_NCCL
-c10::intrusive_ptr<c10d::Backend> make_nccl(const c10::intrusive_ptr<c10d::Store>& store, const World& world) {
-  ::setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);   // NVLink multicast off unless the user chose
-  auto options = c10d::ProcessGroupNCCL::Options::create();
-  options->timeout = kTimeout;
-  auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, world.rank, world.size, options);
-  group->setBoundDeviceId(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(current_device().index)));
-  return group;
+std::string error_text(const std::exception& e) {
+  if (auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
+  return e.what();
 }
+
+}  // namespace
+
+struct Communicator::Impl {
+  std::string name;
+  int rank = 0;
+  int size = 1;
+  bool gpu = false;
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::Backend> gloo;
+#ifdef OPBENCH_HAVE_NCCL
+  std::unique_ptr<NcclComm> nccl;
 #endif
+  std::string broken;   // the first failure; once set, every call throws it
+
+  void check_usable() const {
+    if (!broken.empty()) throw Error("Collective: the communicator is unusable since an earlier failure: " + broken);
+  }
+  // Records the failure, aborts NCCL and throws.
+  [[noreturn]] void fail(const std::string& what) {
+    broken = what;
+#ifdef OPBENCH_HAVE_NCCL
+    if (nccl) nccl->abort();
+#endif
+    throw Error("Collective: " + what);
+  }
+  std::string where(const char* what) const {
+    return std::string(what) + " failed on rank " + std::to_string(rank) + " of " + std::to_string(size) + " (" +
+           name + ")";
+  }
+};
+
+namespace {
 
 std::unique_ptr<Communicator> make_communicator(bool gpu) {
   if (auto why = Communicator::unavailable(gpu)) throw Error(*why);
@@ -86,39 +186,85 @@ std::unique_ptr<Communicator> make_communicator(bool gpu) {
   impl->rank = world.rank;
   impl->size = world.size;
   impl->gpu = gpu;
-  c10::intrusive_ptr<c10d::Store> store = rendezvous(world);
+  impl->store = rendezvous(world);
 #ifdef OPBENCH_HAVE_NCCL
   if (gpu) {
-    impl->backend = make_nccl(store, world);
+    impl->nccl = make_nccl(*impl->store, world);
     impl->name = "nccl";
   }
 #endif
 #ifdef OPBENCH_HAVE_GLOO
   if (!gpu) {
-    impl->backend = make_gloo(store, world);
+    impl->gloo = make_gloo(impl->store, world);
     impl->name = "gloo";
   }
 #endif
   return std::make_unique<Communicator>(std::move(impl));
 }
 
+#ifdef OPBENCH_HAVE_NCCL
+void enqueue_nccl(ncclComm_t comm, int ranks, Op op, const at::Tensor& in, const at::Tensor& out) {
+  const ncclDataType_t type = nccl_type(in.scalar_type());
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  void* send = in.data_ptr();
+  void* receive = out.data_ptr();
+  switch (op) {
+    case Op::kAllReduce:
+      OPBENCH_NCCL_CHECK(ncclAllReduce(send, receive, in.numel(), type, ncclSum, comm, stream));
+      return;
+    case Op::kBroadcast:
+      OPBENCH_NCCL_CHECK(ncclBroadcast(send, receive, in.numel(), type, /*root=*/0, comm, stream));
+      return;
+    case Op::kAllGather:
+      OPBENCH_NCCL_CHECK(ncclAllGather(send, receive, in.numel(), type, comm, stream));
+      return;
+    case Op::kReduceScatter:
+      OPBENCH_NCCL_CHECK(ncclReduceScatter(send, receive, out.numel(), type, ncclSum, comm, stream));
+      return;
+    case Op::kAllToAll: {
+      const size_t share = static_cast<size_t>(in.numel() / ranks);
+      const size_t share_bytes = share * in.element_size();
+      OPBENCH_NCCL_CHECK(ncclGroupStart());
+      for (int peer = 0; peer < ranks; ++peer) {
+        OPBENCH_NCCL_CHECK(ncclSend(static_cast<char*>(send) + peer * share_bytes, share, type, peer, comm, stream));
+        OPBENCH_NCCL_CHECK(ncclRecv(static_cast<char*>(receive) + peer * share_bytes, share, type, peer, comm, stream));
+      }
+      OPBENCH_NCCL_CHECK(ncclGroupEnd());
+      return;
+    }
+  }
+}
+#endif
+
+#ifdef OPBENCH_HAVE_GLOO
+void run_gloo(c10d::Backend& group, Op op, const at::Tensor& input, const at::Tensor& output) {
+  std::vector<at::Tensor> tensors{output};
+  if (!output.is_same(input) && (op == Op::kAllReduce || op == Op::kBroadcast)) output.copy_(input);
+  c10::intrusive_ptr<c10d::Work> work;
+  at::Tensor in = input, out = output;
+  switch (op) {
+    case Op::kAllReduce: work = group.allreduce(tensors, c10d::AllreduceOptions{}); break;
+    case Op::kBroadcast: work = group.broadcast(tensors, c10d::BroadcastOptions{}); break;   // root 0
+    case Op::kAllGather: work = group._allgather_base(out, in, c10d::AllgatherOptions{}); break;
+    case Op::kReduceScatter: work = group._reduce_scatter_base(out, in, c10d::ReduceScatterOptions{}); break;
+    case Op::kAllToAll: {
+      std::vector<int64_t> even_out, even_in;   // empty: equal shares
+      work = group.alltoall_base(out, in, even_out, even_in, c10d::AllToAllOptions{});
+      break;
+    }
+  }
+  work->wait();
+}
+#endif
+
 }  // namespace
 
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Communicator::~Communicator() = default;
 
-// The NCCL process group has not run on a GPU through this code: its one run (H100, 2026-11-24; record
-// in records/NVIDIA_H100_80GB_HBM3/collective/) crashed with SIGSEGV at the first case, under bench_ops
-// and under torchrun alike, taking the rest of a sweep with it. Until a run shows it works it is opt-in.
-constexpr const char* kNcclOptIn = "OPBENCH_COLLECTIVE_NCCL";
-
 std::optional<std::string> Communicator::unavailable(bool gpu) {
-  const char* opt_in = std::getenv(kNcclOptIn);
-  if (gpu && !(opt_in && std::string(opt_in) == "1"))
-    return std::string("the NCCL process group crashed (SIGSEGV) on its first GPU run (H100, 2026-11-24) and is "
-                       "not yet verified; set ") + kNcclOptIn + "=1 to run it anyway";
 #ifndef OPBENCH_HAVE_NCCL
-  if (gpu) return std::string("this build has no NCCL process group (nccl.h was not found when it was configured)");
+  if (gpu) return std::string("this build has no NCCL (nccl.h or libnccl was not found when it was configured)");
 #endif
 #ifndef OPBENCH_HAVE_GLOO
   if (!gpu)
@@ -130,24 +276,20 @@ std::optional<std::string> Communicator::unavailable(bool gpu) {
 }
 
 Communicator& Communicator::of_world(bool gpu) {
-  // Destroyed at exit before LibTorch's and CUDA's own state (made after them), which is when
-  // ProcessGroupNCCL expects its destructor to run (it aborts its communicators: a local call).
+  // Made after LibTorch's and CUDA's own state, so destroyed at exit before them.
   static std::unique_ptr<Communicator> made;
   static std::string failed;   // a failed rendezvous is not retried case after case
   if (!failed.empty()) throw Error(failed);
   if (!made) {
     try {
       made = make_communicator(gpu);
-    } catch (const c10::Error& e) {
-      failed = std::string("Collective: the process group could not be made: ") + e.what_without_backtrace();
-      throw Error(failed);
     } catch (const std::exception& e) {
-      failed = std::string("Collective: the process group could not be made: ") + e.what();
+      failed = "Collective: the communicator could not be made: " + error_text(e);
       throw Error(failed);
     }
   }
   if (made->impl_->gpu != gpu)
-    throw Error(std::string("Collective: this process's process group is on the ") + (gpu ? "CPU" : "GPU"));
+    throw Error(std::string("Collective: this process's communicator is on the ") + (gpu ? "CPU" : "GPU"));
   return *made;
 }
 
@@ -155,59 +297,88 @@ int Communicator::rank() const { return impl_->rank; }
 int Communicator::size() const { return impl_->size; }
 const std::string& Communicator::backend() const { return impl_->name; }
 
-void Communicator::run(Op op, at::Tensor& input, at::Tensor& output) {
-  c10d::Backend& group = *impl_->backend;
-  const bool async = !impl_->gpu;   // NCCL on the current stream: what the timer and the check see
-  std::vector<at::Tensor> tensors{input};
-  c10::intrusive_ptr<c10d::Work> work;
-  switch (op) {
-    case Op::kAllReduce: {
-      c10d::AllreduceOptions o;
-      o.asyncOp = async;
-      work = group.allreduce(tensors, o);
-      break;
-    }
-    case Op::kBroadcast: {
-      c10d::BroadcastOptions o;
-      o.rootRank = 0;
-      o.asyncOp = async;
-      work = group.broadcast(tensors, o);
-      break;
-    }
-    case Op::kAllGather: {
-      c10d::AllgatherOptions o;
-      o.asyncOp = async;
-      work = group._allgather_base(output, input, o);
-      break;
-    }
-    case Op::kReduceScatter: {
-      c10d::ReduceScatterOptions o;
-      o.asyncOp = async;
-      work = group._reduce_scatter_base(output, input, o);
-      break;
-    }
-    case Op::kAllToAll: {
-      std::vector<int64_t> even_out, even_in;   // empty: equal shares
-      c10d::AllToAllOptions o;
-      o.asyncOp = async;
-      work = group.alltoall_base(output, input, even_out, even_in, o);
-      break;
-    }
-  }
-  work->wait();
+void Communicator::enqueue(Op op, const at::Tensor& input, const at::Tensor& output) {
+  Impl& impl = *impl_;
+  impl.check_usable();
+  if (!input.is_contiguous() || !output.is_contiguous() || input.scalar_type() != output.scalar_type())
+    throw Error(std::string("Collective: ") + op_name(op) + " needs contiguous tensors of one dtype");
+  if (input.numel() % impl.size != 0 && op == Op::kAllToAll)
+    throw Error("Collective: all_to_all needs an input that splits into equal shares");
 #ifdef OPBENCH_HAVE_NCCL
-  if (impl_->gpu) c10::cuda::getCurrentCUDAStream().synchronize();   // checks the stream's error
+  if (impl.nccl) {   // refused before any call: the communicator stays usable
+    nccl_type(input.scalar_type());
+    if (!input.is_cuda() || !output.is_cuda())
+      throw Error(std::string("Collective: ") + op_name(op) + " over NCCL needs CUDA tensors");
+  }
+#endif
+  try {
+#ifdef OPBENCH_HAVE_NCCL
+    if (impl.nccl) return enqueue_nccl(impl.nccl->get(), impl.size, op, input, output);
+#endif
+#ifdef OPBENCH_HAVE_GLOO
+    if (impl.gloo) return run_gloo(*impl.gloo, op, input, output);
+#endif
+  } catch (const std::exception& e) {
+    impl.fail(impl.where(op_name(op)) + ": " + error_text(e));
+  }
+  throw Error("Collective: no backend in this build");
+}
+
+void Communicator::wait() {
+  Impl& impl = *impl_;
+  impl.check_usable();
+#ifdef OPBENCH_HAVE_NCCL
+  if (!impl.nccl) return;
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  const auto start = std::chrono::steady_clock::now();
+  const auto limit = timeout_ms();
+  for (int64_t polls = 1;; ++polls) {
+    const cudaError_t state = cudaStreamQuery(stream);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady)
+      impl.fail(impl.where("waiting for the stream") + ": CUDA error " + cudaGetErrorString(state));
+    if (polls % 64 != 0) continue;   // NCCL's error and the clock every 64 polls (~0.1 ms)
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t asked = ncclCommGetAsyncError(impl.nccl->get(), &async);
+    if (asked != ncclSuccess || (async != ncclSuccess && async != ncclInProgress))
+      impl.fail(impl.where("a collective") + ": NCCL's asynchronous error " +
+                ncclGetErrorString(asked != ncclSuccess ? asked : async) + " (a peer may have exited)");
+    if (std::chrono::steady_clock::now() - start > limit)
+      impl.fail(impl.where("a collective") + ": not complete after " + std::to_string(limit.count() / 1000) +
+                " s (OPBENCH_COLLECTIVE_TIMEOUT_S); a peer may have exited or be at another case");
+  }
 #endif
 }
 
+void Communicator::run(Op op, const at::Tensor& input, const at::Tensor& output) {
+  enqueue(op, input, output);
+  wait();
+}
+
 std::vector<int64_t> Communicator::max_over_ranks(const std::vector<int64_t>& values) {
+  Impl& impl = *impl_;
+  impl.check_usable();
   at::Tensor flags = at::tensor(values, at::TensorOptions().dtype(at::kLong));
-  if (impl_->gpu) flags = flags.to(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(current_device().index)));
-  std::vector<at::Tensor> tensors{flags};
-  c10d::AllreduceOptions o;
-  o.reduceOp = c10d::ReduceOp::MAX;
-  o.asyncOp = !impl_->gpu;
-  impl_->backend->allreduce(tensors, o)->wait();
+  try {
+#ifdef OPBENCH_HAVE_NCCL
+    if (impl.nccl) {
+      flags = flags.to(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(current_device().index)));
+      OPBENCH_NCCL_CHECK(ncclAllReduce(flags.data_ptr(), flags.data_ptr(), flags.numel(), ncclInt64, ncclMax,
+                                       impl.nccl->get(), c10::cuda::getCurrentCUDAStream().stream()));
+    }
+#endif
+#ifdef OPBENCH_HAVE_GLOO
+    if (impl.gloo) {
+      std::vector<at::Tensor> tensors{flags};
+      c10d::AllreduceOptions o;
+      o.reduceOp = c10d::ReduceOp::MAX;
+      impl.gloo->allreduce(tensors, o)->wait();
+    }
+#endif
+  } catch (const std::exception& e) {
+    impl.fail(impl.where("the agreement all_reduce") + ": " + error_text(e));
+  }
+  wait();
   at::Tensor host = flags.cpu().contiguous();   // after the all_reduce on the same stream
   return std::vector<int64_t>(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
 }

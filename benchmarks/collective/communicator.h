@@ -1,12 +1,22 @@
-// This process's torch.distributed process group, for the Collective family: LibTorch's c10d backends
-// (ProcessGroupNCCL for CUDA tensors, ProcessGroupGloo for CPU ones) over the world of the launch
-// (opbench/world.h), joined through the standard env rendezvous — a TCPStore at MASTER_ADDR:MASTER_PORT
-// served by rank 0 (or by torchrun's agent: TORCHELASTIC_USE_AGENT_STORE), an in-process store for a
-// world of one without MASTER_ADDR. The c10d headers stay in communicator.cpp (they compile slowly).
+// This process's communicator over the world of the launch (opbench/world.h), for the Collective family
+// and for whatever else runs collectives (tensor-parallel decode):
+//   - GPU: NCCL's own C API — rank 0 makes the unique id (ncclGetUniqueId), every rank reads it from the
+//     rendezvous store and joins with ncclCommInitRank — on the current CUDA stream of the caller. It is
+//     the libnccl.so.2 LibTorch loads (the pip package nvidia-nccl beside torch: collective.cmake).
+//   - CPU: c10d's ProcessGroupGloo (the gloo inside libtorch_cpu.so).
+// The rendezvous is torch.distributed's env:// one: a c10d TCPStore at MASTER_ADDR:MASTER_PORT served
+// by rank 0 (or by torchrun's agent: TORCHELASTIC_USE_AGENT_STORE), an in-process store for a world of
+// one without MASTER_ADDR. The NCCL and c10d headers stay in communicator.cpp (they compile slowly).
 //
 // NVLink multicast (NVLS) stays off: NCCL_NVLS_ENABLE=0 is set before the NCCL communicator is made,
-// unless the user set NCCL_NVLS_ENABLE. Timeouts: 30 minutes (c10d's default) for the rendezvous and
-// every collective, so a rank waits for rank 0 to finish the cases before the collectives.
+// unless the user set NCCL_NVLS_ENABLE.
+//
+// Timeout: OPBENCH_COLLECTIVE_TIMEOUT_S seconds (default 1800, c10d's 30 minutes) for the rendezvous, for
+// gloo's collectives and for every wait on NCCL's. The default is long because the other ranks wait at
+// their first collective while rank 0 runs the other families' cases. A wait polls the stream and
+// NCCL's asynchronous error: on an error or at the timeout it aborts the communicator
+// (ncclCommAbort) and throws, so a dead peer never hangs a rank. After any failed collective the
+// communicator is unusable: every later call throws at once with the first failure's message.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -24,20 +34,28 @@ class Communicator {
  public:
   // Why this build cannot run collectives on that device ("no gloo headers ..."); nullopt when it can.
   static std::optional<std::string> unavailable(bool gpu);
-  // The process group of this process, made on the first call (every rank must make that call at the
-  // same point: its first Collective case) and kept for the process's life. Throws opbench::Error (or
-  // c10d's error) when the rendezvous or the backend fails.
+  // The communicator of this process, made on the first call (every rank must make that call at the
+  // same point: its first Collective case) and kept for the process's life (destroyed at exit:
+  // ncclCommDestroy, or ncclCommAbort once broken). Throws opbench::Error when the rendezvous or the
+  // backend fails; a failed first call is not retried.
   static Communicator& of_world(bool gpu);
 
   int rank() const;
   int size() const;
   const std::string& backend() const;   // "nccl" or "gloo"
 
-  // Runs `op` on this rank's tensors and returns once it is complete here (gloo: the work waited for;
-  // NCCL: run on the current stream, which is then synchronized). all_reduce and broadcast work in
-  // place on `input` (`output` is ignored). Broadcast's root is rank 0.
-  void run(Op op, at::Tensor& input, at::Tensor& output);
-  // The element-wise maximum of `values` over all ranks (an all_reduce), on the host of every rank.
+  // `op` on this rank's tensors (contiguous; bf16, fp32 or int64; on this rank's GPU for NCCL).
+  // all_reduce and broadcast write `output`, which may be `input` itself (in place); broadcast's root is
+  // rank 0; all_gather's output holds size() x input, reduce_scatter's input size() x output;
+  // all_to_all sends share p of `input` to rank p and puts rank p's in share p of `output` (equal shares).
+  // NCCL: enqueue only enqueues on the current CUDA stream (capturable in a CUDA graph); gloo: it runs and
+  // waits. run = enqueue + wait.
+  void enqueue(Op op, const at::Tensor& input, const at::Tensor& output);
+  void run(Op op, const at::Tensor& input, const at::Tensor& output);
+  // Returns once all work on the current CUDA stream is complete (NCCL; nothing to do with gloo). Throws
+  // (after aborting the communicator) on NCCL's asynchronous error or at the timeout.
+  void wait();
+  // The element-wise maximum of `values` over all ranks (an int64 all_reduce), on the host of every rank.
   std::vector<int64_t> max_over_ranks(const std::vector<int64_t>& values);
 
   struct Impl;
@@ -47,5 +65,9 @@ class Communicator {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// OPBENCH_COLLECTIVE_TIMEOUT_S (a positive number of seconds), else 1800. Throws opbench::Error for a
+// value that is not a positive number.
+double collective_timeout_seconds();
 
 }  // namespace opbench::collective

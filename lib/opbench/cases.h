@@ -104,6 +104,8 @@ struct TimingRequest {
   std::optional<TimerKind> timer;   // e.g. replay's graph backend; kHost: wall time (the iteration syncs)
   std::optional<StoppingRule> rule; // e.g. a model's fixed count of generations
   std::string note;                 // appended to the case label (e.g. which kernels ran)
+  int operations_per_iteration = 1; // the iteration runs this many of the case's operations back to back
+                                    // (a graph of K collectives): times and figures are per operation
 };
 
 // A case whose discarded (throttled) samples exceed this share of all it took is flagged: label,

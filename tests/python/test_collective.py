@@ -1,8 +1,10 @@
 """The Collective family across processes on this CPU machine: 2 and 4 bench_ops under gloo, joined the
 way torchrun joins them (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT: a free port).
 Every case passes its exact check on every rank, rank 0 alone writes the rows (named by the process
-count, so targets differ by GPU count), and a wrong result on one rank skips the case everywhere
-without a hang. An unusable launch environment is one line and exit 2."""
+count, so targets differ by GPU count), a wrong result on one rank skips the case everywhere without a
+hang, and a rank that dies fails the cases of the others with a message, the rows before it kept. A
+world of one has no bus bandwidth but broadcast's. An unusable launch environment is one line and exit
+2. The Python peer (gpu_checks/collectives_torch_distributed.py) runs its table and comparison on gloo."""
 import csv
 import json
 import os
@@ -10,10 +12,11 @@ import platform
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
-from bench_ops_bin import bench_ops, run_bench_ops
+from bench_ops_bin import ROOT, bench_ops, run_bench_ops
 
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"]
 DTYPES = ["bfloat16", "float32"]
@@ -128,10 +131,78 @@ def test_an_unusable_launch_environment_is_refused_in_one_line(env, says):
     assert lines[0].startswith("bench_ops: ") and says in lines[0]
 
 
-def test_a_world_of_one_needs_no_launcher():
-    proc = run_bench_ops("--benchmark_filter=Collective/fp32/8B/")
+def test_a_rank_that_dies_fails_the_cases_of_the_others_with_a_message_not_a_hang(tmp_path):
+    """Rank 1 _exits at its first collective of the second case: rank 0 fails that case and every later
+    one at once, names the failure, and keeps the first case's entry and row."""
+    start = time.monotonic()
+    results = launch(2, "--benchmark_filter=Collective/fp32/8B/", f"--benchmark_out={tmp_path / 'run.json'}",
+                     "--output", tmp_path / "rows.csv", timeout=60,
+                     extra_env={"OPBENCH_COLLECTIVE_EXIT_RANK": "1", "OPBENCH_COLLECTIVE_EXIT_AT": "fp32/8B/all_gather",
+                                "OPBENCH_COLLECTIVE_TIMEOUT_S": "20"})
+    assert time.monotonic() - start < 30
+    assert results[1][0] == 3 and "rank 1 exits at Collective/fp32/8B/all_gather" in results[1][2]
+    assert results[0][0] == 1, results[0]
+    run = {b["name"]: b for b in json.loads((tmp_path / "run.json").read_text())["benchmarks"]}
+    assert not run["Collective/fp32/8B/all_reduce"].get("error_occurred")
+    failed = run["Collective/fp32/8B/all_gather"]
+    assert "Collective: the agreement all_reduce failed on rank 0 of 2 (gloo)" in failed["error_message"], failed
+    for op in OPS[2:]:
+        assert "unusable since an earlier failure" in run[f"Collective/fp32/8B/{op}"]["error_message"]
+    header, *rows = list(csv.reader((tmp_path / "rows.csv").open()))
+    by_op = {r[header.index("backend")]: r for r in rows}
+    assert float(by_op["all_reduce"][header.index("actual")]) > 0
+    assert by_op["all_gather"][header.index("status")] == "incomplete: 1 of 1 cases failed"
+
+
+def test_a_world_of_one_needs_no_launcher_and_has_no_bus_bandwidth_but_broadcasts(tmp_path):
+    proc = run_bench_ops("--benchmark_filter=Collective/fp32/8B/", f"--benchmark_out={tmp_path / 'run.json'}",
+                         "--output", str(tmp_path / "rows.csv"))
     assert proc.returncode == 0, proc.stderr
     assert "collective_n1" in proc.stdout
+    for b in json.loads((tmp_path / "run.json").read_text())["benchmarks"]:
+        op = b["name"].split("/")[-1]
+        assert ("busbw_GB/s" in b) == (op == "broadcast"), b   # one rank moves nothing over a bus
+    header, *rows = list(csv.reader((tmp_path / "rows.csv").open()))
+    col = {name: i for i, name in enumerate(header)}
+    for r in rows:
+        if r[col["backend"]] == "broadcast":
+            assert float(r[col["actual"]]) > 0
+        else:
+            assert r[col["actual"]] == "" and r[col["status"]].startswith("no actual: not applicable"), r
+
+
+def test_the_python_peer_prints_its_table_and_bench_ops_figures_beside_it(tmp_path):
+    """gpu_checks/collectives_torch_distributed.py on 2 gloo processes with tiny sizes: its table, its JSON
+    and the comparison with a bench_ops JSON (busbw ratio, graph 8 B all_reduce against eager latency)."""
+    bench = {"benchmarks": [
+        {"name": "Collective/fp32/8B/all_reduce", "run_type": "iteration", "real_time": 9.0, "time_unit": "us",
+         "busbw_GB/s": 0.004},
+        {"name": "Collective/fp32/8B/all_reduce_graph", "run_type": "iteration", "real_time": 2.5,
+         "time_unit": "us", "busbw_GB/s": 0.01}]}
+    (tmp_path / "bench.json").write_text(json.dumps(bench))
+    port = free_port()
+    script = ROOT / "gpu_checks" / "collectives_torch_distributed.py"
+    procs = [subprocess.Popen([sys.executable, str(script), "--backend", "gloo", "--device", "cpu", "--max-bytes", "64",
+                               "--iters", "2", "--warmup", "1", "--dtypes", "fp32", "--compare", str(tmp_path / "bench.json"),
+                               "--json", str(tmp_path / "peer.json")],
+                              env=dict(os.environ, RANK=str(r), WORLD_SIZE="2", LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
+                                       MASTER_PORT=str(port), CUDA_VISIBLE_DEVICES=""),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(2)]
+    outputs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    table = outputs[0][0]
+    assert "torch.distributed gloo, 2 rank(s)" in table and outputs[1][0] == ""
+    assert "8 B all_reduce fp32: bench_ops graph 2.50 us" in table
+    peer = json.loads((tmp_path / "peer.json").read_text())
+    assert {(r["op"], r["size"]) for r in peer["results"]} == {(op, s) for op in OPS for s in ("8B", "64B")}
+    for r in peer["results"]:
+        assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * bus_factor(r["op"], 2))
+    mine = next(r for r in peer["results"] if r["op"] == "all_reduce" and r["size"] == "8B")
+    row = next(c for c in peer["compare"] if c["op"] == "all_reduce" and c["size"] == "8B")
+    assert row["ratio"] == pytest.approx(0.004 / mine["busbw_GBps"])
+    assert row["graph_ratio"] == pytest.approx(0.01 / mine["busbw_GBps"])
+    assert peer["graph_latency"][0]["ratio"] == pytest.approx(2.5 / peer["eager_all_reduce_8B_us"]["fp32"])
+    assert all(c["ratio"] is None for c in peer["compare"] if c["size"] == "64B")   # not in bench_ops' JSON
 
 
 def test_torchrun_launches_the_ranks(tmp_path):
