@@ -9,7 +9,9 @@ and leaves the current ones alone. A failed package leaves no file behind; bench
 On a host with several GPUs of the plan's model, each build runs on a GPU of its own (CUDA_VISIBLE_DEVICES
 per build): coordinate-descent tuning times kernels on the GPU, so two builds on one GPU skew each
 other's choices, while builds on separate GPUs do not. The default --jobs is that GPU count (1 CPU build
-per two cores on the CPU); the decode models, the longest builds, start first.
+per two cores on the CPU); the decode models, the longest builds, start first. Builders sharing a cache
+(two shards, two users) take a lock per package (`<package>.lock`): a package another builder is making
+is waited for and counted as built by it, never built twice at once.
 
   build_packages.py --bench-ops build/bench_ops [--filter REGEX] [--jobs N] [--force] [-- BENCH_OPS_ARGS]
   build_packages.py --plan PLAN.json [--jobs N] [--force]
@@ -22,6 +24,7 @@ under their names), and the key in the package's metadata. Exit status: 0 when e
 is current at the end, 1 when one failed to build, 2 on unusable input.
 """
 import argparse
+import fcntl
 import json
 import os
 import subprocess
@@ -157,27 +160,69 @@ def longest_first(todo):
     return sorted(todo, key=lambda e: not e["module"].endswith(os.path.join("decode", "model.py")))
 
 
+def lock_package(entry):
+    """The package's lock (an open descriptor), or None while another builder holds it."""
+    fd = os.open(entry["package"] + ".lock", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except BlockingIOError:
+        os.close(fd)
+        return None
+
+
+def next_lockable(waiting, started, reported):
+    """Pops the first waiting entry whose lock this builder gets: (entry, fd, built_by_another), where
+    built_by_another says a package appeared after `started` while another builder held the lock;
+    (None, None, False) when every waiting package is locked by another builder. `reported`: the cases
+    already said to be waited for."""
+    for i, entry in enumerate(waiting):
+        os.makedirs(os.path.dirname(entry["package"]), exist_ok=True)
+        fd = lock_package(entry)
+        if fd is None:
+            if entry["case"] not in reported:
+                reported.add(entry["case"])
+                print(f"{entry['case']}: another builder is making it: waiting", file=sys.stderr, flush=True)
+            continue
+        del waiting[i]
+        built = os.path.exists(entry["package"]) and os.path.getmtime(entry["package"]) > started
+        return entry, fd, built
+    return None, None, False
+
+
+def start_build(entry, plan, gpus, running):
+    """Launches the child that builds `entry`, on the least busy of `gpus`; returns (process, log, gpu)."""
+    log = open(entry["package"] + ".log", "w", encoding="utf-8")
+    cmd = [sys.executable, os.path.abspath(__file__), "--one", json.dumps(entry),
+           "--settings", plan["settings"]["path"], "--device-type", plan["device_type"]]
+    env, gpu = dict(os.environ), None
+    if gpus:
+        busy = [r[4] for r in running.values()]
+        gpu = min(gpus, key=busy.count)
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log, gpu
+
+
 def build_all(todo, plan, jobs, gpus):
     """Builds `todo` (plan entries) `jobs` at a time, each on the least busy of `gpus` (none: as this
     process sees the devices); returns {case: (seconds, ok)}."""
     progress, waiting, running, results = Progress(len(todo)), longest_first(todo), {}, {}
+    started, reported = time.time(), set()
     while waiting or running:
         while waiting and len(running) < jobs:
-            entry = waiting.pop(0)
-            os.makedirs(os.path.dirname(entry["package"]), exist_ok=True)
-            log = open(entry["package"] + ".log", "w", encoding="utf-8")
-            cmd = [sys.executable, os.path.abspath(__file__), "--one", json.dumps(entry),
-                   "--settings", plan["settings"]["path"], "--device-type", plan["device_type"]]
-            env, gpu = dict(os.environ), None
-            if gpus:
-                busy = [g for _, _, _, _, g in running.values()]
-                gpu = min(gpus, key=busy.count)
-                env["CUDA_VISIBLE_DEVICES"] = gpu
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-            running[entry["case"]] = (proc, time.time(), entry, log, gpu)
+            entry, fd, built_by_another = next_lockable(waiting, started, reported)
+            if entry is None:
+                break
+            if built_by_another:
+                os.close(fd)
+                results[entry["case"]] = (0.0, True)
+                progress.finished(entry["case"] + " (built by another builder)", 0.0, True)
+                continue
+            proc, log, gpu = start_build(entry, plan, gpus, running)
+            running[entry["case"]] = (proc, time.time(), entry, log, gpu, fd)
         progress.running(list(running))
         time.sleep(0.2)
-        for case, (proc, start, entry, log, gpu) in list(running.items()):
+        for case, (proc, start, entry, log, gpu, fd) in list(running.items()):
             if proc.poll() is None:
                 continue
             log.close()
@@ -188,6 +233,7 @@ def build_all(todo, plan, jobs, gpus):
                 write_sidecar(entry, seconds, plan, gpu)
             else:
                 report_failure(entry)
+            os.close(fd)
             progress.finished(case + ("" if gpu is None else f" (GPU {gpu})"), seconds, ok)
     return results
 

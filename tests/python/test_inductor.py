@@ -126,3 +126,42 @@ def test_builds_spread_over_the_gpus_of_the_plans_model_longest_first():
             {"module": "benchmarks/layer_norm/layer_norm.py"}]
     assert [e["module"] for e in builder.longest_first(todo)] == [
         "benchmarks/decode/model.py", "benchmarks/gemv/gemv.py", "benchmarks/layer_norm/layer_norm.py"]
+
+
+def test_a_package_another_builder_is_making_is_waited_for_not_built_twice(tmp_path):
+    import fcntl
+    import os
+
+    import torch
+    settings = ROOT / "inductor" / "settings.json"
+    spec = importlib.util.spec_from_file_location("build_packages", BUILD)
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    package = tmp_path / "cache" / "LayerNorm_fp32_64x256.pt2"
+    package.parent.mkdir()
+    entry = {"case": LAYER_NORM, "package": str(package), "module": "benchmarks/layer_norm/layer_norm.py",
+             "state": "missing", "dtype": "fp32", "dims": [64, 256], "key": {}}
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps({"torch": torch.__version__.split("+")[0], "device": "cpu", "device_type": "cpu",
+                                     "settings": {"path": str(settings), "hash": builder.fnv1a64(settings.read_bytes())},
+                                     "packages": [entry]}))
+    lock = os.open(str(package) + ".lock", os.O_CREAT | os.O_RDWR)
+    fcntl.flock(lock, fcntl.LOCK_EX)   # another builder is making this package
+    proc = subprocess.Popen([sys.executable, str(BUILD), "--plan", str(plan_file)], stderr=subprocess.PIPE, text=True)
+    try:
+        seen = []
+        for line in proc.stderr:   # the builder says it waits, then waits on the lock
+            seen.append(line)
+            if "another builder is making it: waiting" in line:
+                break
+        package.write_bytes(b"made by the other builder")
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        _, rest = proc.communicate(timeout=60)
+        err = "".join(seen) + rest
+    finally:
+        os.close(lock)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "another builder is making it: waiting" in err and "(built by another builder)" in err
+    assert package.read_bytes() == b"made by the other builder" and not (tmp_path / "cache" / (package.name + ".log")).exists()
