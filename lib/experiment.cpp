@@ -7,14 +7,14 @@ namespace opbench {
 const char* metric_name(Metric metric) {
   static const char* const names[] = {"memory_bandwidth(GB/s)", "flops_utilization", "token_per_sec",
                                       "startup_time(s)", "token_latency_p50(ms)", "token_latency_p90(ms)",
-                                      "bus_bandwidth(GB/s)", "compilation_time(s)"};   // Metric's order
+                                      "bus_bandwidth(GB/s)", "compilation_time(s)", "allreduce_share(%)"};   // Metric's order
   return names[static_cast<int>(metric)];
 }
 
 std::optional<Metric> metric_from_name(const std::string& name) {
   for (Metric m : {Metric::kMemoryBandwidth, Metric::kFlopsUtilization, Metric::kTokensPerSecond,
                    Metric::kStartupSeconds, Metric::kTokenLatencyP50, Metric::kTokenLatencyP90,
-                   Metric::kBusBandwidth, Metric::kCompilationSeconds})
+                   Metric::kBusBandwidth, Metric::kCompilationSeconds, Metric::kAllReduceShare})
     if (name == metric_name(m)) return m;
   return std::nullopt;
 }
@@ -26,13 +26,15 @@ const char* metric_counter(Metric metric) {
     case Metric::kTokenLatencyP90: return "token_p90_ms";
     case Metric::kBusBandwidth: return "busbw_GB/s";
     case Metric::kCompilationSeconds: return "compile_s";
+    case Metric::kAllReduceShare: return "allreduce_%token";
     default: return nullptr;
   }
 }
 
 bool metric_lower_is_better(Metric metric) {
   return metric == Metric::kStartupSeconds || metric == Metric::kTokenLatencyP50 ||
-         metric == Metric::kTokenLatencyP90 || metric == Metric::kCompilationSeconds;
+         metric == Metric::kTokenLatencyP90 || metric == Metric::kCompilationSeconds ||
+         metric == Metric::kAllReduceShare;
 }
 
 std::string experiment_row_name(const Experiment& experiment, int world_size) {

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "opbench/check.h"
+#include "opbench/world.h"
 
 namespace opbench {
 namespace {
@@ -61,6 +62,7 @@ std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device, s
   // Ordered dtype-major, then by the shape's place in the family's list (backend-only shapes after),
   // then by backend: all backends of a shape run together, as the sweep always ran.
   std::vector<std::pair<std::array<size_t, 3>, CaseInfo>> keyed;
+  if (current_world().size < family.min_world_size) return {};
   const auto& family_shapes = device.is_gpu ? family.gpu_shapes : family.cpu_shapes;
   for (size_t t = 0; t < family.dtypes.size(); ++t) {
     c10::ScalarType dtype = family.dtypes[t];

@@ -23,9 +23,11 @@ namespace opbench {
 //                      algorithm bandwidth times the collective's factor), counter "busbw_GB/s"
 //   kCompilationSeconds  "compilation_time(s)": how long its inductor package took to build (the seed's
 //                      compilation_time(s) times torch.compile's first calls), counter "compile_s"
+//   kAllReduceShare    "allreduce_share(%)": the share of a tensor-parallel decode token's time its
+//                      all-reduces take (benchmarks/decode/tp_decode.cpp), counter "allreduce_%token"
 enum class Metric {
   kMemoryBandwidth, kFlopsUtilization, kTokensPerSecond, kStartupSeconds, kTokenLatencyP50, kTokenLatencyP90,
-  kBusBandwidth, kCompilationSeconds
+  kBusBandwidth, kCompilationSeconds, kAllReduceShare
 };
 const char* metric_name(Metric metric);
 std::optional<Metric> metric_from_name(const std::string& name);

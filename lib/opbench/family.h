@@ -55,6 +55,8 @@ struct Family {
   bool every_rank = false;                // its cases run on every process of a distributed launch
                                           // (opbench/world.h), together and in the same order: the
                                           // collectives; every other family's cases run on rank 0 only
+  int min_world_size = 1;                 // its cases exist only in a launch of at least this many
+                                          // processes (tensor-parallel decode: 2)
   std::string python_module;              // the module its `inductor` backend compiles, as PyTorch users
                                           // write it, beside the family under benchmarks/
                                           // ("layer_norm/layer_norm.py"; opbench/inductor.h)
@@ -66,7 +68,8 @@ struct Family {
 void validate_family(const Family& family);
 
 // The cases `family` has on `device`, in registration order (dtype, shape, backend); `model_layers`
-// replaces the layer count of a family with a layers_axis.
+// replaces the layer count of a family with a layers_axis. None when this process's world
+// (current_world(), opbench/world.h) has fewer than family.min_world_size processes.
 std::vector<CaseInfo> cases_of(const Family& family, const DeviceInfo& device,
                                std::optional<int64_t> model_layers = std::nullopt);
 
