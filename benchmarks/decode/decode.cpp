@@ -33,11 +33,10 @@
 #include <ATen/ops/zeros.h>
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <iostream>
 
+#include "decode/case_util.h"
 #include "decode/generate.h"
 #include "decode/model.h"
 #include "opbench/check.h"
@@ -45,97 +44,17 @@
 #include "opbench/inductor.h"
 
 #ifdef OPBENCH_HAVE_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <cuda_runtime_api.h>
-
 #include "decode/own_step.h"
 #endif
 
 namespace opbench {
 namespace {
 
+using decode::config_of;
 using decode::Decoder;
 using decode::Model;
 using decode::ModelConfig;
 using decode::StepKernels;
-
-// dims = {configuration, layers}: the configuration by its index here.
-const std::vector<std::string>& config_names() {
-  static const std::vector<std::string> names = {"7b", "8x7b", "tiny", "tiny-moe"};
-  return names;
-}
-
-ModelConfig config_of(const Dims& dims) {
-  ModelConfig cfg = decode::model_config(config_names().at(static_cast<size_t>(dims[0])));
-  cfg.n_layers = dims[1];
-  return cfg;
-}
-
-std::string model_shape_name(const Dims& dims) {
-  return config_names().at(static_cast<size_t>(dims[0])) + "-" + std::to_string(dims[1]) + "L";
-}
-
-// A fixed prompt inside every vocabulary here.
-std::vector<int64_t> prompt_of(const ModelConfig& cfg) {
-  std::vector<int64_t> prompt;
-  for (int64_t i = 0; i < cfg.prompt_len; ++i) prompt.push_back((7 + 31 * i) % cfg.vocab);
-  return prompt;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double percentile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double at = q * static_cast<double>(values.size() - 1);
-  const size_t lo = static_cast<size_t>(at);
-  const size_t hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (at - static_cast<double>(lo)) * (values[hi] - values[lo]);
-}
-
-// Refuses (before allocating) a model that cannot fit in the free device memory.
-void require_device_memory(double needed_bytes) {
-#ifdef OPBENCH_HAVE_CUDA
-  c10::cuda::CUDACachingAllocator::emptyCache();
-  size_t free_bytes = 0, total_bytes = 0;
-  OPBENCH_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (needed_bytes > static_cast<double>(free_bytes)) {
-    char text[160];
-    std::snprintf(text, sizeof text, "needs %.1f GB of device memory, %.1f GB free of %.1f GB", needed_bytes / 1e9,
-                  free_bytes / 1e9, total_bytes / 1e9);
-    throw Error(text);
-  }
-#else
-  (void)needed_bytes;
-#endif
-}
-
-constexpr double kLogitsRelRms = 0.05;   // bf16 rounding differences; a wrong kernel errs by ~1
-
-// Logits [1, vocab] of a step under test at (token, pos); with `routes`, it logs the experts it chose.
-using CheckedStep = std::function<at::Tensor(const at::Tensor& token, const at::Tensor& pos, decode::Routes* routes)>;
-
-// RMS(step - aten) / RMS(aten) over the logits of the prompt's first three tokens, the step first at each
-// position (ATen's cache writes then replace its own). `routes`: the experts the step logs, which the
-// ATen forward then follows (a router near-tie may break either way); nullptr: ATen routes itself.
-void check_logits(Model& model, const std::vector<int64_t>& prompt, const CheckedStep& step, decode::Routes* routes,
-                  const std::string& what) {
-  auto longs = at::TensorOptions().device(model.tok_emb.device()).dtype(c10::kLong);
-  double worst = 0;
-  for (int64_t p = 0; p < 3; ++p) {
-    at::Tensor token = at::tensor(std::vector<int64_t>{prompt[static_cast<size_t>(p)]}, longs);
-    at::Tensor pos = at::tensor(std::vector<int64_t>{p}, longs);
-    at::Tensor got = step(token, pos, routes).to(c10::kDouble);
-    at::Tensor want = decode::forward_aten(model, token, pos, routes).to(c10::kDouble);
-    const double rel = ((got - want).square().mean().sqrt() / want.square().mean().sqrt()).item<double>();
-    worst = std::max(worst, rel);
-  }
-  if (!(worst <= kLogitsRelRms))
-    throw Error(what + " logits differ from the ATen forward's by " + std::to_string(100 * worst) + "% RMS (limit " +
-                std::to_string(100 * kLogitsRelRms) + "%)");
-  std::cerr << "  check: " << what << " logits within " << 100 * worst << "% RMS of ATen's\n";
-}
 
 // Where a step under test logs its experts' choices for one token: [layers, 1, top_k] each.
 decode::Routes routes_of_one_token(const Model& model) {
@@ -150,7 +69,7 @@ void check_own_logits(Model& model, const std::vector<int64_t>& prompt) {
   const ModelConfig& c = model.cfg;
   decode::Routes routes = c.moe() ? routes_of_one_token(model) : decode::Routes{};
   decode::OwnStep own(model);
-  check_logits(model, prompt, [&](const at::Tensor& token, const at::Tensor& pos, decode::Routes* r) {
+  decode::check_logits(model, prompt, [&](const at::Tensor& token, const at::Tensor& pos, decode::Routes* r) {
     own.log_routes(r);
     return own.forward(token, pos);
   }, c.moe() ? &routes : nullptr, "own decode kernels'");
@@ -209,11 +128,11 @@ void run_decode(CaseContext& ctx) {
                "excluded); gpt-fast's count with the KV cache: %.3f GB; in memory: %.2f GB\n",
                info.name().c_str(), streamed / 1e9, decode::gpt_fast_model_bytes(cfg, int8, act) / 1e9,
                decode::resident_bytes(cfg, int8, act) / 1e9);
-  if (on_gpu) require_device_memory(decode::resident_bytes(cfg, int8, act) + 2e9);
+  if (on_gpu) decode::require_device_memory(decode::resident_bytes(cfg, int8, act) + 2e9);
 
   at::manual_seed(0);
   Model model = decode::make_model(cfg, act, int8, ctx.device());
-  const std::vector<int64_t> prompt = prompt_of(cfg);
+  const std::vector<int64_t> prompt = decode::prompt_of(cfg);
   std::unordered_map<std::string, at::Tensor> constants;
   decode::StepForward compiled_step;
   if (compiled) {
@@ -221,7 +140,7 @@ void run_decode(CaseContext& ctx) {
     package->set_constants(constants);
     compiled_step = [package](const at::Tensor& token, const at::Tensor& pos) { return package->run({token, pos})[0]; };
     decode::Routes routes = cfg.moe() ? routes_of_one_token(model) : decode::Routes{};
-    check_logits(model, prompt, [&](const at::Tensor& token, const at::Tensor& pos, decode::Routes* r) {
+    decode::check_logits(model, prompt, [&](const at::Tensor& token, const at::Tensor& pos, decode::Routes* r) {
       std::vector<at::Tensor> out = package->run({token, pos});   // experts: logits, route indices, weights
       if (r) {
         r->idx.copy_(out.at(1));
@@ -235,7 +154,7 @@ void run_decode(CaseContext& ctx) {
   Decoder decoder(model, kernels, graph, prompt, compiled_step);
   decoder.generate();
   const std::vector<int64_t> tokens = decoder.tokens();
-  const double startup_seconds = seconds_since(start);
+  const double startup_seconds = decode::seconds_since(start);
   if (graph) {
     decoder.generate(/*eager=*/true);
     if (decoder.tokens() != tokens) throw Error("the graph's tokens differ from the same step run eagerly");
@@ -250,8 +169,8 @@ void run_decode(CaseContext& ctx) {
   const std::vector<double> ms = decoder.new_token_milliseconds();
   auto& counters = ctx.state().counters;
   counters["startup_s"] = startup_seconds;
-  counters["token_p50_ms"] = percentile(ms, 0.5);
-  counters["token_p90_ms"] = percentile(ms, 0.9);
+  counters["token_p50_ms"] = decode::percentile(ms, 0.5);
+  counters["token_p90_ms"] = decode::percentile(ms, 0.9);
   counters["model_GB"] = streamed / 1e9;
 }
 
@@ -265,17 +184,6 @@ Work decode_work(c10::ScalarType dtype, const Dims& dims) {
   return w;
 }
 
-// The five rows of one model experiment.
-std::vector<Experiment> model_rows(const std::string& name, c10::ScalarType dtype) {
-  std::vector<Experiment> rows;
-  for (Metric m : {Metric::kTokensPerSecond, Metric::kMemoryBandwidth, Metric::kStartupSeconds,
-                   Metric::kTokenLatencyP50, Metric::kTokenLatencyP90})
-    rows.push_back({.name = name, .metric = m, .dtypes = {dtype}, .is_model = true});
-  rows.push_back({.name = name, .metric = Metric::kCompilationSeconds, .dtypes = {dtype}, .is_model = true,
-                  .backends = {"inductor"}});
-  return rows;
-}
-
 std::vector<Backend> decode_backends() {
   return {{"eager"}, {"graph", true}, {"graph_serial", true}, {"aten_graph", true}, {"inductor"}};
 }
@@ -283,21 +191,21 @@ std::vector<Backend> decode_backends() {
 }  // namespace
 
 OPBENCH_FAMILY(Llama2) {
-  std::vector<Experiment> experiments = model_rows("llama2_7b_bf16", c10::kBFloat16);
-  for (auto& e : model_rows("llama2_7b_int8", c10::kChar)) experiments.push_back(e);
+  std::vector<Experiment> experiments = decode::model_rows("llama2_7b_bf16", c10::kBFloat16);
+  for (auto& e : decode::model_rows("llama2_7b_int8", c10::kChar)) experiments.push_back(e);
   return {.name = "Llama2",
           .summary = "Llama-2-7B greedy decode, batch 1, 200 tokens (bf16; int8 weight-only): tok/s, GB/s",
           .experiments = experiments, .dtypes = {c10::kBFloat16, c10::kChar}, .gpu_shapes = {{0, 32}},
           .cpu_shapes = {{2, 2}}, .backends = decode_backends(), .work = decode_work, .run = run_decode,
-          .name_shape = model_shape_name, .layers_axis = 1, .python_module = "decode/model.py"};
+          .name_shape = decode::model_shape_name, .layers_axis = 1, .python_module = "decode/model.py"};
 }
 
 OPBENCH_FAMILY(Mixtral) {
   return {.name = "Mixtral",
           .summary = "Mixtral-8x7B greedy decode (int8 weight-only, top-2 of 8 experts, 16 layers): tok/s, GB/s",
-          .experiments = model_rows("mixtral_8x7b_int8", c10::kChar), .dtypes = {c10::kChar},
+          .experiments = decode::model_rows("mixtral_8x7b_int8", c10::kChar), .dtypes = {c10::kChar},
           .gpu_shapes = {{1, 16}}, .cpu_shapes = {{3, 2}}, .backends = decode_backends(), .work = decode_work,
-          .run = run_decode, .name_shape = model_shape_name, .layers_axis = 1,
+          .run = run_decode, .name_shape = decode::model_shape_name, .layers_axis = 1,
           .python_module = "decode/model.py"};
 }
 

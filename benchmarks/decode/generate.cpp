@@ -167,6 +167,37 @@ std::vector<double> Decoder::new_token_milliseconds() {
   return ms;
 }
 
+double graphed_milliseconds(const std::function<void()>& body, bool gpu, int replays) {
+  body();   // lazy initialization outside any capture
+  if (!gpu) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < replays; ++i) body();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / replays;
+  }
+#ifdef OPBENCH_HAVE_CUDA
+  c10::cuda::getCurrentCUDAStream().synchronize();
+  at::cuda::CUDAGraph graph;
+  {
+    c10::cuda::CUDAStreamGuard guard(c10::cuda::getStreamFromPool());
+    graph.capture_begin();
+    body();
+    graph.capture_end();
+  }
+  graph.replay();
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  opbench::detail::CudaEvent start, end;
+  OPBENCH_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+  for (int i = 0; i < replays; ++i) graph.replay();
+  OPBENCH_CUDA_CHECK(cudaEventRecord(end.get(), stream));
+  OPBENCH_CUDA_CHECK(cudaEventSynchronize(end.get()));
+  float elapsed = 0;
+  OPBENCH_CUDA_CHECK(cudaEventElapsedTime(&elapsed, start.get(), end.get()));
+  return elapsed / replays;
+#else
+  throw Error("CUDA graphs need a CUDA build");
+#endif
+}
+
 bool Decoder::own_kernels() const { return kernels_ == StepKernels::kOwn || kernels_ == StepKernels::kOwnSerial; }
 
 std::string Decoder::kernels_label() const {

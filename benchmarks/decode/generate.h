@@ -59,4 +59,10 @@ class Decoder {
   std::unique_ptr<Graph> graph_;
 };
 
+// Milliseconds per run of `body`: on a GPU (`gpu`) captured once in a CUDA graph (after one eager run)
+// and replayed `replays` times after a warm-up replay, timed with CUDA events; on the CPU run `replays`
+// times on the host clock. Every process of a launch that calls it runs `body` 2 + replays times (GPU)
+// or 1 + replays times (CPU): collectives inside stay in step.
+double graphed_milliseconds(const std::function<void()>& body, bool gpu, int replays);
+
 }  // namespace opbench::decode

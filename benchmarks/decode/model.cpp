@@ -125,8 +125,11 @@ const ModelConfig& model_config(const std::string& name) {
     c["7b"] = {.name = "7b", .dim = 4096, .n_layers = 32, .n_heads = 32, .n_kv_heads = 32, .ffn = 11008, .vocab = 32000};
     c["8x7b"] = {.name = "8x7b", .dim = 4096, .n_layers = 32, .n_heads = 32, .n_kv_heads = 8, .ffn = 14336,
                  .vocab = 32000, .n_experts = 8, .top_k = 2, .rope_base = 1e6};
+    c["70b"] = {.name = "70b", .dim = 8192, .n_layers = 80, .n_heads = 64, .n_kv_heads = 8, .ffn = 28672, .vocab = 32000};
     c["tiny"] = {.name = "tiny", .dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 4, .ffn = 512, .vocab = 512,
                  .new_tokens = 16};
+    c["tiny-gqa"] = {.name = "tiny-gqa", .dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .ffn = 512,
+                     .vocab = 512, .new_tokens = 16};
     c["tiny-moe"] = {.name = "tiny-moe", .dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .ffn = 384,
                      .vocab = 512, .n_experts = 8, .top_k = 2, .rope_base = 1e6, .new_tokens = 16};
     return c;
@@ -137,6 +140,7 @@ const ModelConfig& model_config(const std::string& name) {
 }
 
 Model make_model(const ModelConfig& cfg, c10::ScalarType act, bool int8, c10::Device device) {
+  if (cfg.tp != 1) throw Error("model " + cfg.name + ": make_model makes whole models; make_shard makes shards");
   if (cfg.dim % cfg.n_heads != 0 || cfg.n_heads % cfg.n_kv_heads != 0 || cfg.head_dim() % 2 != 0)
     throw Error("model " + cfg.name + ": dim, heads and kv heads do not divide");
   Model m;
@@ -158,14 +162,20 @@ Model make_model(const ModelConfig& cfg, c10::ScalarType act, bool int8, c10::De
     if (cfg.moe()) layer.gate = make_linear(0, e, cfg.dim, act, int8, device);
     m.layers.push_back(std::move(layer));
   }
-  m.k_cache = at::zeros({cfg.n_layers, cfg.n_kv_heads, cfg.max_len(), hd}, on(device, act));
+  make_cache_and_rope(m, device);
+  return m;
+}
+
+void make_cache_and_rope(Model& m, c10::Device device) {
+  const ModelConfig& cfg = m.cfg;
+  const int64_t hd = cfg.head_dim();
+  m.k_cache = at::zeros({cfg.n_layers, cfg.n_kv_heads, cfg.max_len(), hd}, on(device, m.act_dtype));
   m.v_cache = at::zeros_like(m.k_cache);
   // angle(p, i) = p / base^(2i / head_dim), in float64 then rounded to fp32
   at::Tensor inv_freq = at::pow(cfg.rope_base, at::arange(0, hd, 2, on(device, c10::kDouble)) / static_cast<double>(hd)).reciprocal();
   at::Tensor angles = at::outer(at::arange(cfg.max_len(), on(device, c10::kDouble)), inv_freq);
   m.rope_cos = at::cos(angles).to(c10::kFloat);
   m.rope_sin = at::sin(angles).to(c10::kFloat);
-  return m;
 }
 
 Model dequantized(const Model& model) {
@@ -231,8 +241,12 @@ at::Tensor forward_aten(Model& m, const at::Tensor& tokens, const at::Tensor& in
   for (int64_t l = 0; l < m.cfg.n_layers; ++l) {
     const Layer& layer = m.layers[static_cast<size_t>(l)];
     at::Tensor xn = rms_norm(h, layer.attn_norm, m.cfg.norm_eps);
-    h = h + linear(layer.wo, attention(m, l, linear(layer.wqkv, xn), input_pos, cos_t, sin_t, mask));
-    h = h + feed_forward(m, l, rms_norm(h, layer.ffn_norm, m.cfg.norm_eps), forced);
+    at::Tensor attn_out = linear(layer.wo, attention(m, l, linear(layer.wqkv, xn), input_pos, cos_t, sin_t, mask));
+    if (m.all_reduce) m.all_reduce(attn_out);
+    h = h + attn_out;
+    at::Tensor ffn_out = feed_forward(m, l, rms_norm(h, layer.ffn_norm, m.cfg.norm_eps), forced);
+    if (m.all_reduce) m.all_reduce(ffn_out);
+    h = h + ffn_out;
   }
   return linear(m.output, rms_norm(h, m.norm, m.cfg.norm_eps));
 }

@@ -11,24 +11,30 @@
 //                 epilogues), decode attention, top-2 routing, the residual add.
 // Layouts: wqkv = [q heads | k heads | v heads] x dim; w13 = [w1 | w3] x dim (experts: [E, 2 ffn, dim]);
 // caches [layers, kv_heads, max_len, head_dim]; RoPE rotates pairs (2i, 2i+1) with base `rope_base`.
+// A tensor-parallel shard (shard.h) is a Model too: its config counts the rank's heads, KV heads and FFN
+// rows, and `all_reduce` sums the partial outputs of its row-parallel layers over the ranks.
 #pragma once
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace opbench::decode {
 
 struct ModelConfig {
-  std::string name;                  // "7b", "8x7b", "tiny", "tiny-moe"
+  std::string name;                  // "7b", "70b", "8x7b", "tiny", "tiny-gqa", "tiny-moe"
   int64_t dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, ffn = 0, vocab = 0;
   int64_t n_experts = 0, top_k = 0;  // a mixture of experts when n_experts > 0
   double rope_base = 10000, norm_eps = 1e-5;
   int64_t prompt_len = 6, new_tokens = 200;
-  int64_t head_dim() const { return dim / n_heads; }
+  // A shard's config (shard_config, shard.h): n_heads, n_kv_heads and ffn are one rank's share of `tp`,
+  // and the head size stays the whole model's dim / n_heads. 0 and 1 in a whole model's config.
+  int64_t shard_head_dim = 0, tp = 1;
+  int64_t head_dim() const { return shard_head_dim > 0 ? shard_head_dim : dim / n_heads; }
   int64_t qkv_rows() const { return (n_heads + 2 * n_kv_heads) * head_dim(); }
   // Steps of one generation: the prompt is fed one token per step through the same decode step (its
   // last step yields the first new token), so prompt_len - 1 + new_tokens steps, max_len positions.
@@ -37,7 +43,8 @@ struct ModelConfig {
   bool moe() const { return n_experts > 0; }
 };
 
-// The configurations, by name: gpt-fast's Llama-2-7B and Mixtral-8x7B, and tiny ones for the CPU.
+// The configurations, by name: gpt-fast's Llama-2-7B, Llama-2-70B and Mixtral-8x7B, and tiny ones for the
+// CPU (tiny-gqa: grouped-query attention, dense, for the tensor-parallel tests).
 const ModelConfig& model_config(const std::string& name);
 
 // A linear layer: w [out, in] (experts: [E, out, in]) in bf16/fp32/fp64, or int8 with per-output-row
@@ -61,12 +68,19 @@ struct Model {
   std::vector<Layer> layers;
   at::Tensor k_cache, v_cache;                  // [layers, kv_heads, max_len, head_dim], act dtype
   at::Tensor rope_cos, rope_sin;                // fp32 [max_len, head_dim / 2]
+  // A shard's sum over the ranks, in place, of a row-parallel layer's partial output [T, dim] (wo's and
+  // w2's), before the residual add; on a GPU it only enqueues on the current stream (capturable). Empty
+  // for a whole model.
+  std::function<void(at::Tensor&)> all_reduce;
 };
 
-// Random weights on `device` (seeded by the caller through at::manual_seed): randn / sqrt(fan_in) for
+// Random weights on `device` (seeded by the caller through at::manual_seed; a whole model's config): randn / sqrt(fan_in) for
 // float weights; int8 uniform in [-127, 127] with scales (0.5..1.5) / (73 sqrt(fan_in)); norm weights
 // 1 + 0.1 randn; embeddings randn. The caches are zeroed.
 Model make_model(const ModelConfig& cfg, c10::ScalarType act_dtype, bool int8, c10::Device device);
+
+// The zeroed KV caches and the RoPE tables of model.cfg on `device` (make_model's and make_shard's).
+void make_cache_and_rope(Model& model, c10::Device device);
 
 // The same model with every int8 linear dequantized to act_dtype: bf16(W * scale) (test (c)).
 Model dequantized(const Model& model);
@@ -87,7 +101,8 @@ struct Routes {
 
 // Logits [T, vocab] of tokens [T] (int64) at positions input_pos [T] (int64, on the model's device),
 // writing their keys and values into the cache first; each token attends to the cached positions
-// <= its own. Capturable in a CUDA graph for T = 1 (no host sync). `forced`: the experts' choices to
+// <= its own. A shard (shard.h) sums wo's and w2's partial outputs with model.all_reduce before each
+// residual add. Capturable in a CUDA graph for T = 1 (no host sync). `forced`: the experts' choices to
 // use instead of the router's (comparing two forwards whose routers may break a near-tie differently).
 at::Tensor forward_aten(Model& model, const at::Tensor& tokens, const at::Tensor& input_pos,
                         const Routes* forced = nullptr);

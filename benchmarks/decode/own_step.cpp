@@ -48,6 +48,7 @@ OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(pro
   const ModelConfig& c = model.cfg;
   if (model.act_dtype != c10::kBFloat16 || !model.tok_emb.is_cuda())
     throw Error("own decode kernels need bf16 activations on a CUDA device");
+  if (model.all_reduce && c.moe()) throw Error("own decode kernels split dense models only");
   auto opts = model.tok_emb.options();
   const int64_t k = c.moe() ? c.top_k : 1;
   h_ = at::empty({1, c.dim}, opts);
@@ -70,7 +71,27 @@ std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
   std::string gemv = model.int8 ? "gemv_int8(fused dequantize)" : "gemv_bf16";
   std::string names = "own:" + gemv + "+rms_norm/rope_cache/residual_add/swiglu," +
                       (model.cfg.moe() ? "gather_gemv,top2_route,residual_add," : "") + "decode_attention,next_token";
+  if (model.all_reduce) names += ",residual_add nccl:all_reduce x2/layer";
   return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding";
+}
+
+// h += l . x: the GEMV adds into h; a shard's GEMV writes its partial, summed over the ranks, then added.
+void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, cudaStream_t stream) {
+  if (!m_.all_reduce) {
+    kernels::GemvArgs a = gemv_args(l, x, h_);
+    a.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
+    kernels::launch_gemv(a, stream);
+    return;
+  }
+  at::Tensor partial = delta_.narrow(0, 0, 1);
+  kernels::launch_gemv(gemv_args(l, x, partial), stream);
+  m_.all_reduce(partial);
+  kernels::ResidualAddArgs add;
+  add.h = h_.data_ptr();
+  add.delta = partial.data_ptr();
+  add.n_delta = 1;
+  add.dim = m_.cfg.dim;
+  kernels::launch_residual_add(add, stream, programmatic_);
 }
 
 // h += FFN(rms_norm(h)), the norm fused into the GEMVs that read it.
@@ -81,9 +102,7 @@ void OwnStep::feed_forward(int64_t l, cudaStream_t stream) {
     kernels::GemvArgs w13 = normed_args(layer.w13, layer.ffn_norm, act_);
     w13.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
     kernels::launch_gemv(w13, stream);
-    kernels::GemvArgs w2 = gemv_args(layer.w2, act_, h_);
-    w2.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
-    kernels::launch_gemv(w2, stream);
+    add_to_h(layer.w2, act_, stream);
     return;
   }
   kernels::launch_gemv(normed_args(layer.gate, layer.ffn_norm, router_), stream);
@@ -140,9 +159,7 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     att.partials = attn_partials_.data_ptr<float>();
     att.counters = static_cast<unsigned*>(attn_counters_.data_ptr());
     kernels::launch_decode_attention(att, stream, programmatic_);
-    kernels::GemvArgs wo = gemv_args(layer.wo, attn_, h_);
-    wo.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
-    kernels::launch_gemv(wo, stream);
+    add_to_h(layer.wo, attn_, stream);
     feed_forward(l, stream);
   }
   kernels::launch_gemv(normed_args(m_.output, m_.norm, logits_), stream);

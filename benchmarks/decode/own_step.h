@@ -10,6 +10,10 @@
 // adds the weighted experts' outputs into h. Then the output head's GEMV with the final rms norm as
 // prologue. int8 layers use the GEMV's fused dequantize (per-row scales). The embedding row is
 // gathered with ATen (index_select). Every launch goes to the current stream, so a step can be captured.
+// A tensor-parallel shard (shard.h: its Model::all_reduce set): the output and W2 GEMVs write the rank's
+// partial instead of adding into h, model.all_reduce sums it over the ranks (NCCL, enqueued on the
+// stream: captured with the rest), and residual_add adds it into h -- seven kernels and two all-reduces
+// per layer. Whole models run the five kernels above, unchanged.
 // `programmatic` (sm_90+): each own kernel is a programmatic dependent launch, so it starts while the
 // previous one finishes -- a GEMV's blocks fetch their first weights during the kernel before it, and
 // the launch gaps close. Off: each launch waits for the previous.
@@ -39,6 +43,7 @@ class OwnStep {
 
  private:
   void feed_forward(int64_t l, cudaStream_t stream);
+  void add_to_h(const Linear& l, const at::Tensor& x, cudaStream_t stream);
   kernels::GemvArgs gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) const;
   // gemv_args with the rms norm prologue: x is the residual stream h, normalized with `norm_w`.
   kernels::GemvArgs normed_args(const Linear& l, const at::Tensor& norm_w, at::Tensor& y) const;

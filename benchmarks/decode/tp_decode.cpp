@@ -1,0 +1,315 @@
+// Llama2TP and Llama2_70bTP: tensor-parallel greedy decode at batch 1 over every process of a distributed
+// launch (torchrun, or RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT: opbench/world.h), the way
+// gpt-fast's tp.py runs a model on several GPUs. Each rank holds its shard (decode/shard.h: wqkv and w13
+// column-parallel, wo and w2 row-parallel, norms, embedding and output head replicated, the KV cache of
+// its kv heads) and the step sums wo's and w2's partial outputs over the ranks -- an all-reduce of a
+// [1, dim] activation each, through the Collective family's Communicator (NCCL on a GPU, gloo on the
+// CPU) -- before each residual add. On a GPU the step is the own-kernel step (own_step.h) with the
+// all-reduces enqueued on its stream, so the step's CUDA graph holds them.
+//
+// Cases: Llama2TP/<bf16|int8>/7b-32L-tp<2|4>/<backend>, Llama2_70bTP/bf16/70b-80L-tp4/<backend>
+// (Llama-2-70B: dim 8192, 80 layers, 64 heads, 8 KV heads, FFN 28672), on the CPU
+// Llama2TP/<bf16|int8>/tiny-gqa-2L-tp2/eager. They exist only in a launch of two or more processes
+// (Family::min_world_size), run on every rank together (Family::every_rank), and one whose tp is not
+// WORLD_SIZE skips as unavailable, so a filter names the launch's cases:
+//   torchrun --standalone --nproc-per-node=4 --no-python build/bench_ops \
+//     --benchmark_filter='^(Ceiling/.*/read(_cuda)?|Llama2(_70b)?TP/.*-tp4/graph)(/|$)'
+// (the Ceiling read cases, which run on rank 0 first, give %ceiling). NCCL_NVLS_ENABLE stays 0.
+// Backends (GPU): eager (own kernels launched per token), graph (the same step in a CUDA graph, the
+// all-reduces captured), aten_graph (forward_aten on the shard with the same all-reduces, in a graph);
+// (CPU): eager, the ATen step under gloo.
+//
+// Weights: make_shard(seed 0): each rank makes only its shard, a function of (seed, rank, tp); the
+// replicated tensors' checksums are compared across the ranks. Checks before timing (a rank that fails
+// one skips the case on every rank, with the reason; ranks at different cases skip it too):
+//   - where the whole model fits (the tiny configurations): the TP forward (forward_aten on the shards
+//     with the all-reduces) against the whole model's forward_aten, the logits of the prompt's first
+//     three tokens within kLogitsRelRms (relative RMS);
+//   - own kernels (GPU): the own-kernel TP step against the ATen TP forward, the same limit;
+//   - graph: its tokens equal those of the same step run eagerly, and every rank generated the same.
+// Timing as the Llama2 family's: 5 generations of 200 new tokens (tiny: 16), the host clock with the
+// device synchronized, the same count on every rank. Rows (rank 0 writes them), <experiment>_n<processes>:
+//   token_per_sec      its %ceiling is the share of the aggregate read bound, the sum of the GPUs' read
+//                      ceilings / the bytes all GPUs stream per token. Each rank streams its shard
+//                      (streamed_bytes_per_token of its config: the replicated output head and norms
+//                      included) and every shard streams as many bytes, so with alike GPUs that is rank
+//                      0's read ceiling / rank 0's bytes: the case's Work counts one GPU's bytes.
+//   memory_bandwidth(GB/s)   one GPU's (its shard's bytes x tok/s); counter aggregate_GB/s = x tp
+//   startup_time(s), token_latency_p50(ms), token_latency_p90(ms)   as Llama2's
+//   allreduce_share(%) the share of the token time spent in all-reduce: 2 x layers all-reduces of a bf16
+//                      [1, dim] activation, captured alone in a CUDA graph and replayed 20 times after a
+//                      warm-up (CUDA events), i.e. one token's all-reduces without the step around them,
+//                      / the token time (1 / tok/s). CPU: the same all-reduces back to back, host clock.
+// Counters: allreduce_ms/token, allreduce_%token, ranks, model_GB (the whole model's bytes per token),
+// rank_GB (one GPU's), aggregate_GB/s, startup_s, token_p50_ms, token_p90_ms.
+#include <ATen/ops/zeros.h>
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+
+#include "collective/communicator.h"
+#include "decode/case_util.h"
+#include "decode/generate.h"
+#include "decode/model.h"
+#include "decode/shard.h"
+#include "opbench/check.h"
+#include "opbench/family.h"
+#include "opbench/world.h"
+
+#ifdef OPBENCH_HAVE_CUDA
+#include "decode/own_step.h"
+#endif
+
+namespace opbench {
+namespace {
+
+using collective::Communicator;
+using collective::Op;
+using decode::Model;
+using decode::ModelConfig;
+
+constexpr uint64_t kSeed = 0;
+constexpr int kAllReduceReplays = 20;
+constexpr double kWholeModelCheckBytes = 1e9;   // the whole model is made as a reference below this
+
+std::string tp_shape_name(const Dims& dims) {
+  return decode::model_shape_name(dims) + "-tp" + std::to_string(dims.at(2));
+}
+
+ModelConfig rank_config(const Dims& dims) { return decode::shard_config(decode::config_of(dims), dims.at(2)); }
+
+Work tp_work(c10::ScalarType dtype, const Dims& dims) {
+  const ModelConfig shard = rank_config(dims);
+  Work w;
+  w.bytes_read = decode::streamed_bytes_per_token(shard, dtype == c10::kChar, c10::kBFloat16) *
+                 static_cast<double>(shard.new_tokens);
+  w.items = static_cast<double>(shard.new_tokens);
+  return w;
+}
+
+// 62 bits of FNV-1a over bytes: equal on every rank and host for equal input.
+int64_t fingerprint(const void* data, size_t size) {
+  uint64_t hash = 1469598103934665603ull;
+  for (size_t i = 0; i < size; ++i) hash = (hash ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+  return static_cast<int64_t>(hash >> 2);
+}
+
+std::string error_text(const std::exception& e) {
+  if (auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
+  return e.what();
+}
+
+// The ranks of one case, kept in step: after each step every rank learns whether it failed anywhere and
+// whether the ranks hold the same value; all go on, or all stop with the reason.
+class Ranks {
+ public:
+  Ranks(Communicator& comm, const std::string& name) : comm_(comm), case_(fingerprint(name.data(), name.size())) {}
+  int rank() const { return comm_.rank(); }
+
+  void agree(const std::string& step, const std::string& problem, int64_t value = 0, const std::string& differs = "") {
+    std::vector<int64_t> most =
+        comm_.max_over_ranks({case_, -case_, value, -value, problem.empty() ? 0 : comm_.rank() + 1});
+    if (most[0] != -most[1])
+      throw Error("the ranks are at different cases: every rank must run the same cases in the same order");
+    if (!problem.empty()) throw Error(step + " failed on rank " + std::to_string(comm_.rank()) + ": " + problem);
+    if (most[4] > 0) throw Error(step + " failed on rank " + std::to_string(most[4] - 1) + " (its output says why)");
+    if (most[2] != -most[3]) throw Error(step + ": " + differs + " differ between the ranks");
+  }
+
+  // Runs `body` here, then agrees on its outcome (and on the value it returns).
+  void run(const std::string& step, const std::function<int64_t()>& body, const std::string& differs = "") {
+    std::string problem;
+    int64_t value = 0;
+    try {
+      value = body();
+    } catch (const std::exception& e) {
+      problem = error_text(e);
+    }
+    agree(step, problem, value, differs);
+  }
+
+ private:
+  Communicator& comm_;
+  int64_t case_;
+};
+
+int64_t checksum(const std::vector<at::Tensor>& tensors) {
+  std::vector<double> sums;
+  for (const at::Tensor& t : tensors) sums.push_back(t.sum(c10::kDouble).item<double>());
+  return fingerprint(sums.data(), sums.size() * sizeof(double));
+}
+
+Model make_rank_shard(CaseContext& ctx, Communicator& comm) {
+  const CaseInfo& info = ctx.info();
+  const ModelConfig whole = decode::config_of(info.dims), shard = rank_config(info.dims);
+  const bool int8 = info.scalar_type == c10::kChar;
+  const c10::ScalarType act = c10::kBFloat16;
+  std::fprintf(stderr, "  %s rank %d: %.3f GB streamed per token by each of %lld ranks (the whole model: %.3f GB); "
+               "in memory per rank: %.2f GB\n", info.name().c_str(), comm.rank(),
+               decode::streamed_bytes_per_token(shard, int8, act) / 1e9, static_cast<long long>(shard.tp),
+               decode::streamed_bytes_per_token(whole, int8, act) / 1e9, decode::resident_bytes(shard, int8, act) / 1e9);
+  if (ctx.device().is_cuda()) decode::require_device_memory(decode::resident_bytes(shard, int8, act) + 2e9);
+  Model m = decode::make_shard(whole, comm.rank(), shard.tp, kSeed, act, int8, ctx.device());
+  m.all_reduce = [&comm](at::Tensor& partial) { comm.enqueue(Op::kAllReduce, partial, partial); };
+  return m;
+}
+
+decode::CheckedStep aten_step(Model& m) {
+  return [&m](const at::Tensor& token, const at::Tensor& pos, decode::Routes*) { return decode::forward_aten(m, token, pos); };
+}
+
+std::string within_limit(double worst, const std::string& what) {
+  if (worst <= decode::kLogitsRelRms) {
+    std::fprintf(stderr, "  check: %s within %.3g%% RMS\n", what.c_str(), 100 * worst);
+    return "";
+  }
+  return what + " differ by " + std::to_string(100 * worst) + "% RMS (limit " +
+         std::to_string(100 * decode::kLogitsRelRms) + "%)";
+}
+
+// The checks of the TP step's logits (the header's), on this rank; "" when they pass.
+std::string check_tp_logits(Model& m, const ModelConfig& whole, const std::string& backend) {
+  const c10::Device device = m.tok_emb.device();
+  const std::vector<int64_t> prompt = decode::prompt_of(m.cfg);
+  std::string problem;
+  if (decode::resident_bytes(whole, m.int8, m.act_dtype) < kWholeModelCheckBytes) {
+    Model reference = decode::make_shard(whole, 0, 1, kSeed, m.act_dtype, m.int8, device);
+    problem += within_limit(decode::worst_logits_rel_rms(prompt, device, aten_step(m), aten_step(reference), nullptr),
+                            "the TP forward's logits and the whole model's");
+  }
+#ifdef OPBENCH_HAVE_CUDA
+  if (device.is_cuda() && backend != "aten_graph") {
+    decode::OwnStep own(m);
+    auto own_step = [&own](const at::Tensor& token, const at::Tensor& pos, decode::Routes*) {
+      return own.forward(token, pos).clone();
+    };
+    problem += within_limit(decode::worst_logits_rel_rms(prompt, device, own_step, aten_step(m), nullptr),
+                            "the own-kernel TP step's logits and the ATen TP forward's");
+  }
+#else
+  (void)backend;
+#endif
+  return problem;
+}
+
+void set_counters(CaseContext& ctx, const std::vector<double>& ms, double startup_s, double all_reduce_ms) {
+  const CaseInfo& info = ctx.info();
+  const ModelConfig whole = decode::config_of(info.dims), shard = rank_config(info.dims);
+  const bool int8 = info.scalar_type == c10::kChar;
+  auto& counters = ctx.state().counters;
+  const double token_ms = 1000.0 / counters["items/s"].value;
+  counters["startup_s"] = startup_s;
+  counters["token_p50_ms"] = decode::percentile(ms, 0.5);
+  counters["token_p90_ms"] = decode::percentile(ms, 0.9);
+  counters["model_GB"] = decode::streamed_bytes_per_token(whole, int8, c10::kBFloat16) / 1e9;
+  counters["rank_GB"] = decode::streamed_bytes_per_token(shard, int8, c10::kBFloat16) / 1e9;
+  counters["aggregate_GB/s"] = counters["GB/s"].value * static_cast<double>(shard.tp);
+  counters["ranks"] = static_cast<double>(shard.tp);
+  counters["allreduce_ms/token"] = all_reduce_ms;
+  counters["allreduce_%token"] = 100.0 * all_reduce_ms / token_ms;
+}
+
+// One token's all-reduces alone (the header's allreduce_share), milliseconds.
+double all_reduce_ms_per_token(const Model& m, bool gpu) {
+  at::Tensor x = at::zeros({1, m.cfg.dim}, m.tok_emb.options());   // zeros: stays finite however often summed
+  return decode::graphed_milliseconds([&] {
+    for (int64_t i = 0; i < 2 * m.cfg.n_layers; ++i) m.all_reduce(x);
+  }, gpu, kAllReduceReplays);
+}
+
+void run_tp_decode(CaseContext& ctx) {
+  const auto start = std::chrono::steady_clock::now();
+  const CaseInfo& info = ctx.info();
+  const int64_t tp = info.dims.at(2);
+  const World& world = current_world();
+  if (tp != world.size)
+    return ctx.skip_unavailable("tp " + std::to_string(tp) + " runs in a launch of " + std::to_string(tp) +
+                                " processes; this one has " + std::to_string(world.size));
+  const bool gpu = ctx.device().is_cuda();
+  if (auto why = Communicator::unavailable(gpu)) return ctx.skip_unavailable(*why);
+  Communicator& comm = Communicator::of_world(gpu);
+  Ranks ranks(comm, info.name());
+  Model model;
+  ranks.run("making the shard", [&] {
+    model = make_rank_shard(ctx, comm);
+    return checksum({model.tok_emb, model.norm, model.output.w});
+  }, "the replicated tensors (token embedding, final norm, output head)");
+  const ModelConfig whole = decode::config_of(info.dims);
+  ranks.agree("the logits check", check_tp_logits(model, whole, info.backend));
+
+  const decode::StepKernels kernels = gpu && info.backend != "aten_graph" ? decode::StepKernels::kOwn
+                                                                          : decode::StepKernels::kAten;
+  const bool graph = gpu && info.backend != "eager";
+  std::unique_ptr<decode::Decoder> decoder;
+  std::vector<int64_t> tokens;
+  ranks.run("the first generation", [&] {
+    decoder = std::make_unique<decode::Decoder>(model, kernels, graph, decode::prompt_of(model.cfg));
+    decoder->generate();
+    tokens = decoder->tokens();
+    return fingerprint(tokens.data(), tokens.size() * sizeof(int64_t));
+  }, "the generated tokens");
+  const double startup_s = decode::seconds_since(start);
+  if (graph) {
+    decoder->generate(/*eager=*/true);
+    ranks.agree("the graph check", decoder->tokens() == tokens ? "" : "the graph's tokens differ from the eager step's");
+  }
+
+  TimingRequest request;
+  request.timer = TimerKind::kHost;
+  request.rule = StoppingRule{.warmup_iterations = 0, .min_samples = 5, .max_samples = 5, .max_noise = 1,
+                              .max_seconds = 1e9};
+  request.note = decoder->kernels_label() + " " + comm.backend() + " ranks=" + std::to_string(tp);
+  ctx.time([&] { decoder->generate(); decoder->synchronize(); }, request);
+  const std::vector<double> ms = decoder->new_token_milliseconds();
+  set_counters(ctx, ms, startup_s, all_reduce_ms_per_token(model, gpu));
+}
+
+std::vector<Experiment> tp_rows(const std::string& name, c10::ScalarType dtype) {
+  std::vector<Experiment> rows;
+  for (const Experiment& e : decode::model_rows(name, dtype, /*per_world_size=*/true))
+    if (e.metric != Metric::kCompilationSeconds) rows.push_back(e);
+  rows.push_back({.name = name, .metric = Metric::kAllReduceShare, .dtypes = {dtype}, .is_model = true,
+                  .per_world_size = true});
+  return rows;
+}
+
+Family tp_family(const std::string& name, const std::string& summary) {
+  Family f;
+  f.name = name;
+  f.summary = summary;
+  f.backends = {{"eager"}, {"graph", true}, {"aten_graph", true}};
+  f.work = tp_work;
+  f.run = run_tp_decode;
+  f.name_shape = tp_shape_name;
+  f.layers_axis = 1;
+  f.every_rank = true;
+  f.min_world_size = 2;
+  return f;
+}
+
+}  // namespace
+
+OPBENCH_FAMILY(Llama2TP) {
+  Family f = tp_family("Llama2TP", "Llama-2-7B tensor-parallel greedy decode over every rank of the launch (tp = "
+                       "WORLD_SIZE: 2 or 4), bf16 and int8: tok/s, GB/s per GPU, all-reduce share");
+  f.experiments = tp_rows("llama2_7b_bf16_tp", c10::kBFloat16);
+  for (const Experiment& e : tp_rows("llama2_7b_int8_tp", c10::kChar)) f.experiments.push_back(e);
+  f.dtypes = {c10::kBFloat16, c10::kChar};
+  f.gpu_shapes = {{0, 32, 2}, {0, 32, 4}};
+  f.cpu_shapes = {{5, 2, 2}};   // tiny-gqa
+  return f;
+}
+
+OPBENCH_FAMILY(Llama2_70bTP) {
+  Family f = tp_family("Llama2_70bTP", "Llama-2-70B bf16 tensor-parallel greedy decode over 4 ranks: tok/s, "
+                       "share of the aggregate read bound, all-reduce share");
+  f.experiments = tp_rows("llama2_70b_bf16_tp", c10::kBFloat16);
+  f.dtypes = {c10::kBFloat16};
+  f.gpu_shapes = {{4, 80, 4}};
+  return f;
+}
+
+}  // namespace opbench
