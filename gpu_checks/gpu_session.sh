@@ -11,7 +11,9 @@
 #                                    the median table of gpu_checks/own_kernels_vs_inductor.py),
 #                                    inductor, inductor_warm, inductor_ab, inductor_models (the inductor
 #                                    backend: packages built and timed beside torch.compile in Python),
-#                                    ab_builds (OLD_BENCH against NEW_BENCH, interleaved processes)
+#                                    ab_builds (OLD_BENCH against NEW_BENCH, interleaved processes),
+#                                    tp_decode (tensor-parallel decode on TP_SIZES GPUs under torchrun, the
+#                                    one-GPU graph cases beside; table in tp_decode.md)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -231,6 +233,22 @@ step_collective() {  # issue 40: the Collective family over NCCL on 2 and 4 GPUs
     log "python peer on $n GPU(s): rc $?"
     grep -E '^(all_reduce|all_gather) .* 1GiB |^8 B all_reduce' "$out/collective_torch_n$n.txt" >&2
   done
+}
+step_tp_decode() {  # issue 40: tensor-parallel decode, torchrun over N = TP_SIZES (default "2 4") GPUs of this host,
+  # beside the one-GPU graph cases of the same models (the ratio); the read ceiling first in each call
+  export NCCL_NVLS_ENABLE=0 OPBENCH_COLLECTIVE_NCCL=1
+  local n gpus launcher=(torchrun) read='Ceiling/.*/read(_cuda)?'
+  gpus=$(nvidia-smi -L | wc -l)
+  command -v torchrun >/dev/null || launcher=(python3 -m torch.distributed.run)
+  wall $bench --benchmark_filter="^($read|Llama2/(bf16|int8)/7b-32L/graph)(/|\$)" --benchmark_out="$out/tp_n1.json" \
+    --benchmark_out_format=json --output "$out/tp_n1_rows.csv" >"$out/tp_n1.txt" 2>&1
+  for n in ${TP_SIZES:-2 4}; do
+    if [ "$n" -gt "$gpus" ]; then log "tp_decode: tp$n needs $n GPUs, this host has $gpus: not run"; continue; fi
+    wall "${launcher[@]}" --standalone --nproc-per-node="$n" --no-python $bench \
+      --benchmark_filter="^($read|Llama2(_70b)?TP/.*-tp$n/graph)(/|\$)" --benchmark_out="$out/tp_n$n.json" \
+      --benchmark_out_format=json --output "$out/tp_n${n}_rows.csv" >"$out/tp_n$n.txt" 2>&1
+  done
+  python3 gpu_checks/tp_decode_table.py "$out" | tee "$out/tp_decode.md" >&2
 }
 step_replay() {
   wall $bench --oplog "${OPLOG:-../shared/data/oplogs/BertForMaskedLM_training.txt}" --output "$out/replay_bert.csv" \
