@@ -42,6 +42,9 @@
 //                      / the token time (1 / tok/s). CPU: the same all-reduces back to back, host clock.
 // Counters: allreduce_ms/token, allreduce_%token, ranks, model_GB (the whole model's bytes per token),
 // rank_GB (one GPU's), aggregate_GB/s, startup_s, token_p50_ms, token_p90_ms.
+// Limits: each rank's steps are agreed on between its collectives; a rank that dies or throws inside a
+// forward (between two of the step's all-reduces) leaves its peers waiting in the next one until the
+// communicator's timeout. The shards are seeded for tp 1, 2, 4 and 8 (shard.h).
 #include <ATen/ops/zeros.h>
 #include <benchmark/benchmark.h>
 
@@ -220,14 +223,48 @@ double all_reduce_ms_per_token(const Model& m, bool gpu) {
   }, gpu, kAllReduceReplays);
 }
 
+// The decoder of `backend` after its first generation, and on a graph its eager check; every rank's
+// tokens the same.
+std::unique_ptr<decode::Decoder> first_generation(Ranks& ranks, Model& model, const std::string& backend, bool gpu) {
+  const decode::StepKernels kernels = gpu && backend != "aten_graph" ? decode::StepKernels::kOwn
+                                                                     : decode::StepKernels::kAten;
+  const bool graph = gpu && backend != "eager";
+  std::unique_ptr<decode::Decoder> decoder;
+  std::vector<int64_t> tokens;
+  ranks.run("the first generation", [&] {
+    decoder = std::make_unique<decode::Decoder>(model, kernels, graph, decode::prompt_of(model.cfg));
+    decoder->generate();
+    tokens = decoder->tokens();
+    return fingerprint(tokens.data(), tokens.size() * sizeof(int64_t));
+  }, "the generated tokens");
+  if (graph) {
+    ranks.run("the graph check", [&] {
+      decoder->generate(/*eager=*/true);
+      if (decoder->tokens() != tokens) throw Error("the graph's tokens differ from the same step's run eagerly");
+      return int64_t{0};
+    });
+  }
+  return decoder;
+}
+
+// As the Llama2 family: 5 generations, host clock, the device synchronized; the same count on every rank.
+void time_generations(CaseContext& ctx, decode::Decoder& decoder, const std::string& note) {
+  TimingRequest request;
+  request.timer = TimerKind::kHost;
+  request.rule = StoppingRule{.warmup_iterations = 0, .min_samples = 5, .max_samples = 5, .max_noise = 1,
+                              .max_seconds = 1e9};
+  request.note = decoder.kernels_label() + " " + note;
+  ctx.time([&] { decoder.generate(); decoder.synchronize(); }, request);
+}
+
 void run_tp_decode(CaseContext& ctx) {
   const auto start = std::chrono::steady_clock::now();
   const CaseInfo& info = ctx.info();
   const int64_t tp = info.dims.at(2);
-  const World& world = current_world();
-  if (tp != world.size)
+  const int world_size = current_world().size;
+  if (tp != world_size)
     return ctx.skip_unavailable("tp " + std::to_string(tp) + " runs in a launch of " + std::to_string(tp) +
-                                " processes; this one has " + std::to_string(world.size));
+                                " processes; this one has " + std::to_string(world_size));
   const bool gpu = ctx.device().is_cuda();
   if (auto why = Communicator::unavailable(gpu)) return ctx.skip_unavailable(*why);
   Communicator& comm = Communicator::of_world(gpu);
@@ -237,32 +274,10 @@ void run_tp_decode(CaseContext& ctx) {
     model = make_rank_shard(ctx, comm);
     return checksum({model.tok_emb, model.norm, model.output.w});
   }, "the replicated tensors (token embedding, final norm, output head)");
-  const ModelConfig whole = decode::config_of(info.dims);
-  ranks.agree("the logits check", check_tp_logits(model, whole, info.backend));
-
-  const decode::StepKernels kernels = gpu && info.backend != "aten_graph" ? decode::StepKernels::kOwn
-                                                                          : decode::StepKernels::kAten;
-  const bool graph = gpu && info.backend != "eager";
-  std::unique_ptr<decode::Decoder> decoder;
-  std::vector<int64_t> tokens;
-  ranks.run("the first generation", [&] {
-    decoder = std::make_unique<decode::Decoder>(model, kernels, graph, decode::prompt_of(model.cfg));
-    decoder->generate();
-    tokens = decoder->tokens();
-    return fingerprint(tokens.data(), tokens.size() * sizeof(int64_t));
-  }, "the generated tokens");
+  ranks.agree("the logits check", check_tp_logits(model, decode::config_of(info.dims), info.backend));
+  std::unique_ptr<decode::Decoder> decoder = first_generation(ranks, model, info.backend, gpu);
   const double startup_s = decode::seconds_since(start);
-  if (graph) {
-    decoder->generate(/*eager=*/true);
-    ranks.agree("the graph check", decoder->tokens() == tokens ? "" : "the graph's tokens differ from the eager step's");
-  }
-
-  TimingRequest request;
-  request.timer = TimerKind::kHost;
-  request.rule = StoppingRule{.warmup_iterations = 0, .min_samples = 5, .max_samples = 5, .max_noise = 1,
-                              .max_seconds = 1e9};
-  request.note = decoder->kernels_label() + " " + comm.backend() + " ranks=" + std::to_string(tp);
-  ctx.time([&] { decoder->generate(); decoder->synchronize(); }, request);
+  time_generations(ctx, *decoder, comm.backend() + " ranks=" + std::to_string(tp));
   const std::vector<double> ms = decoder->new_token_milliseconds();
   set_counters(ctx, ms, startup_s, all_reduce_ms_per_token(model, gpu));
 }
