@@ -110,8 +110,6 @@ std::string error_text(const std::exception& e) {
 class Ranks {
  public:
   Ranks(Communicator& comm, const std::string& name) : comm_(comm), case_(fingerprint(name.data(), name.size())) {}
-  int rank() const { return comm_.rank(); }
-
   void agree(const std::string& step, const std::string& problem, int64_t value = 0, const std::string& differs = "") {
     std::vector<int64_t> most =
         comm_.max_over_ranks({case_, -case_, value, -value, problem.empty() ? 0 : comm_.rank() + 1});
@@ -189,7 +187,8 @@ std::string check_tp_logits(Model& m, const ModelConfig& whole, const std::strin
     auto own_step = [&own](const at::Tensor& token, const at::Tensor& pos, decode::Routes*) {
       return own.forward(token, pos).clone();
     };
-    problem += within_limit(decode::worst_logits_rel_rms(prompt, device, own_step, aten_step(m), nullptr),
+    problem += (problem.empty() ? "" : "; ") +
+               within_limit(decode::worst_logits_rel_rms(prompt, device, own_step, aten_step(m), nullptr),
                             "the own-kernel TP step's logits and the ATen TP forward's");
   }
 #else
@@ -272,9 +271,15 @@ void run_tp_decode(CaseContext& ctx) {
   Model model;
   ranks.run("making the shard", [&] {
     model = make_rank_shard(ctx, comm);
-    return checksum({model.tok_emb, model.norm, model.output.w});
+    std::vector<at::Tensor> replicated = {model.tok_emb, model.norm, model.output.w};
+    if (model.int8) replicated.push_back(model.output.scale);
+    return checksum(replicated);
   }, "the replicated tensors (token embedding, final norm, output head)");
-  ranks.agree("the logits check", check_tp_logits(model, decode::config_of(info.dims), info.backend));
+  ranks.run("the logits check", [&] {
+    const std::string problem = check_tp_logits(model, decode::config_of(info.dims), info.backend);
+    if (!problem.empty()) throw Error(problem);
+    return int64_t{0};
+  });
   std::unique_ptr<decode::Decoder> decoder = first_generation(ranks, model, info.backend, gpu);
   const double startup_s = decode::seconds_since(start);
   time_generations(ctx, *decoder, comm.backend() + " ranks=" + std::to_string(tp));
