@@ -161,7 +161,7 @@ TEST(TensorParallel, OwnKernelTpStepGivesTheWholeModelsLogitsOnGpu) {   // (b), 
     return step.forward(token, pos).clone();
   };
   for (bool int8 : {false, true})
-    EXPECT_LT(tp_vs_whole(model_config("tiny-gqa"), 2, at::kBFloat16, int8, at::kCUDA, own), 0.03) << int8;
+    EXPECT_LT(tp_vs_whole(model_config("tiny-gqa"), 2, at::kBFloat16, int8, at::kCUDA, own), 0.05) << int8;   // kLogitsRelRms
 }
 #endif
 

@@ -29,7 +29,7 @@ def test_tp2_decode_matches_the_whole_model_and_rank0_writes_the_rows(tmp_path):
     for b in entries:
         assert not b.get("error_occurred") and not b.get("skipped"), b
         assert "gloo ranks=2" in b["label"] and b["ranks"] == 2 and b["samples"] == 5
-        assert b["allreduce_ms/token"] > 0 and 0 < b["allreduce_%token"] < 100
+        assert b["allreduce_ms/token"] > 0 and b["allreduce_%token"] > 0   # timed apart: gloo under load may pass 100
         assert b["aggregate_GB/s"] == pytest.approx(b["GB/s"] * 2) and b["rank_GB"] < b["model_GB"]
     theirs = json.loads((tmp_path / "run.rank1.json").read_text())
     assert [b["name"] for b in theirs["benchmarks"]] == [b["name"] for b in run["benchmarks"]]
