@@ -236,7 +236,7 @@ step_collective() {  # issue 40: the Collective family over NCCL on 2 and 4 GPUs
 }
 step_tp_decode() {  # issue 40: tensor-parallel decode, torchrun over N = TP_SIZES (default "2 4") GPUs of this host,
   # beside the one-GPU graph cases of the same models (the ratio); the read ceiling first in each call
-  export NCCL_NVLS_ENABLE=0 OPBENCH_COLLECTIVE_NCCL=1
+  export NCCL_NVLS_ENABLE=0   # NVLink multicast off: the lent hosts require it
   local n gpus launcher=(torchrun) read='Ceiling/.*/read(_cuda)?'
   gpus=$(nvidia-smi -L | wc -l)
   command -v torchrun >/dev/null || launcher=(python3 -m torch.distributed.run)

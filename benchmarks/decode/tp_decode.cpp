@@ -42,9 +42,10 @@
 //                      / the token time (1 / tok/s). CPU: the same all-reduces back to back, host clock.
 // Counters: allreduce_ms/token, allreduce_%token, ranks, model_GB (the whole model's bytes per token),
 // rank_GB (one GPU's), aggregate_GB/s, startup_s, token_p50_ms, token_p90_ms.
-// Limits: each rank's steps are agreed on between its collectives; a rank that dies or throws inside a
-// forward (between two of the step's all-reduces) leaves its peers waiting in the next one until the
-// communicator's timeout. The shards are seeded for tp 1, 2, 4 and 8 (shard.h).
+// Limits: the ranks agree after each step, between collectives; a rank that dies or throws inside a
+// forward (between two of the step's all-reduces) leaves its peers in the next one until the
+// communicator's wait gives up (OPBENCH_COLLECTIVE_TIMEOUT_S; the generations wait through it). The
+// shards are seeded for tp 1, 2, 4 and 8 (shard.h).
 #include <ATen/ops/zeros.h>
 #include <benchmark/benchmark.h>
 
@@ -110,6 +111,7 @@ std::string error_text(const std::exception& e) {
 class Ranks {
  public:
   Ranks(Communicator& comm, const std::string& name) : comm_(comm), case_(fingerprint(name.data(), name.size())) {}
+  Communicator& comm() { return comm_; }
   void agree(const std::string& step, const std::string& problem, int64_t value = 0, const std::string& differs = "") {
     std::vector<int64_t> most =
         comm_.max_over_ranks({case_, -case_, value, -value, problem.empty() ? 0 : comm_.rank() + 1});
@@ -233,12 +235,14 @@ std::unique_ptr<decode::Decoder> first_generation(Ranks& ranks, Model& model, co
   ranks.run("the first generation", [&] {
     decoder = std::make_unique<decode::Decoder>(model, kernels, graph, decode::prompt_of(model.cfg));
     decoder->generate();
+    ranks.comm().wait();   // NCCL: a wait that throws, never hangs, when a peer is gone
     tokens = decoder->tokens();
     return fingerprint(tokens.data(), tokens.size() * sizeof(int64_t));
   }, "the generated tokens");
   if (graph) {
     ranks.run("the graph check", [&] {
       decoder->generate(/*eager=*/true);
+      ranks.comm().wait();
       if (decoder->tokens() != tokens) throw Error("the graph's tokens differ from the same step's run eagerly");
       return int64_t{0};
     });
@@ -247,13 +251,13 @@ std::unique_ptr<decode::Decoder> first_generation(Ranks& ranks, Model& model, co
 }
 
 // As the Llama2 family: 5 generations, host clock, the device synchronized; the same count on every rank.
-void time_generations(CaseContext& ctx, decode::Decoder& decoder, const std::string& note) {
+void time_generations(CaseContext& ctx, decode::Decoder& decoder, Communicator& comm, const std::string& note) {
   TimingRequest request;
   request.timer = TimerKind::kHost;
   request.rule = StoppingRule{.warmup_iterations = 0, .min_samples = 5, .max_samples = 5, .max_noise = 1,
                               .max_seconds = 1e9};
   request.note = decoder.kernels_label() + " " + note;
-  ctx.time([&] { decoder.generate(); decoder.synchronize(); }, request);
+  ctx.time([&] { decoder.generate(); comm.wait(); decoder.synchronize(); }, request);
 }
 
 void run_tp_decode(CaseContext& ctx) {
@@ -282,7 +286,7 @@ void run_tp_decode(CaseContext& ctx) {
   });
   std::unique_ptr<decode::Decoder> decoder = first_generation(ranks, model, info.backend, gpu);
   const double startup_s = decode::seconds_since(start);
-  time_generations(ctx, *decoder, comm.backend() + " ranks=" + std::to_string(tp));
+  time_generations(ctx, *decoder, comm, comm.backend() + " ranks=" + std::to_string(tp));
   const std::vector<double> ms = decoder->new_token_milliseconds();
   set_counters(ctx, ms, startup_s, all_reduce_ms_per_token(model, gpu));
 }
