@@ -43,6 +43,8 @@ MODELS = {  # experiment -> (configuration, int8, bench_ops case prefix)
     "llama2_7b_bf16": ("7b", False, "Llama2/bf16/"),
     "llama2_7b_int8": ("7b", True, "Llama2/int8/"),
     "mixtral_8x7b_int8": ("8x7b", True, "Mixtral/int8/"),
+    "llama3_8b_bf16": ("8b", False, "Llama3/bf16/"),
+    "llama3_8b_int8": ("8b", True, "Llama3/int8/"),
 }
 
 

@@ -18,7 +18,7 @@
 namespace opbench::decode {
 
 const std::vector<std::string>& config_names() {
-  static const std::vector<std::string> names = {"7b", "8x7b", "tiny", "tiny-moe", "70b", "tiny-gqa"};
+  static const std::vector<std::string> names = {"7b", "8x7b", "tiny", "tiny-moe", "70b", "tiny-gqa", "8b"};
   return names;
 }
 

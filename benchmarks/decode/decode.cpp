@@ -1,5 +1,7 @@
-// Llama2 and Mixtral: whole-model greedy decode at batch 1 -- gpt-fast's model experiments
-// llama2_7b_bf16, llama2_7b_int8 and mixtral_8x7b_int8 -- with random weights made on the device.
+// Llama2, Llama3 and Mixtral: whole-model greedy decode at batch 1 -- gpt-fast's model experiments
+// llama2_7b_bf16, llama2_7b_int8 and mixtral_8x7b_int8, and Llama-3-8B (llama3_8b_bf16, llama3_8b_int8:
+// grouped-query attention with 8 KV heads, a 128256-token vocabulary, RoPE base 500000) -- with random
+// weights made on the device.
 // A case is one model x weight dtype x backend; an iteration is one generation (a 6-token prompt, 200
 // new tokens; tiny configs on the CPU: 16), timed as wall time with the device synchronized at its end,
 // 5 generations per case (gpt-fast averages 5). Rows per experiment, as gpt-fast's:
@@ -197,6 +199,17 @@ OPBENCH_FAMILY(Llama2) {
           .summary = "Llama-2-7B greedy decode, batch 1, 200 tokens (bf16; int8 weight-only): tok/s, GB/s",
           .experiments = experiments, .dtypes = {c10::kBFloat16, c10::kChar}, .gpu_shapes = {{0, 32}},
           .cpu_shapes = {{2, 2}}, .backends = decode_backends(), .work = decode_work, .run = run_decode,
+          .name_shape = decode::model_shape_name, .layers_axis = 1, .python_module = "decode/model.py"};
+}
+
+OPBENCH_FAMILY(Llama3) {
+  std::vector<Experiment> experiments = decode::model_rows("llama3_8b_bf16", c10::kBFloat16);
+  for (auto& e : decode::model_rows("llama3_8b_int8", c10::kChar)) experiments.push_back(e);
+  return {.name = "Llama3",
+          .summary = "Llama-3-8B greedy decode, batch 1, 200 tokens (8 KV heads, vocab 128256; bf16, int8 "
+                     "weight-only): tok/s, GB/s",
+          .experiments = experiments, .dtypes = {c10::kBFloat16, c10::kChar}, .gpu_shapes = {{6, 32}},
+          .cpu_shapes = {{5, 2}}, .backends = decode_backends(), .work = decode_work, .run = run_decode,
           .name_shape = decode::model_shape_name, .layers_axis = 1, .python_module = "decode/model.py"};
 }
 

@@ -155,6 +155,25 @@ TEST(Decode, CountsLlama2SevenBAsGptFastDoes) {
                    16 * 6 * expert);   // the 6 experts a token does not use are not counted
 }
 
+TEST(Decode, Llama3EightBIsMetasConfigurationAndCountsItsBytes) {
+  const ModelConfig& c = model_config("8b");
+  EXPECT_EQ(c.dim, 4096);
+  EXPECT_EQ(c.n_layers, 32);
+  EXPECT_EQ(c.n_heads, 32);
+  EXPECT_EQ(c.n_kv_heads, 8);
+  EXPECT_EQ(c.ffn, 14336);
+  EXPECT_EQ(c.vocab, 128256);
+  EXPECT_DOUBLE_EQ(c.rope_base, 500000);
+  // per layer: wqkv (4096 + 2 x 1024) x 4096, wo 4096^2, w13 2 x 14336 x 4096, w2 14336 x 4096, two norms;
+  // then the final norm and the 128256 x 4096 output head: 7,504,924,672 weights outside the embedding
+  // table (8.03e9 with it, Llama-3-8B's count), 2 bytes each.
+  EXPECT_NEAR(streamed_bytes_per_token(c, false, at::kBFloat16), 2.0 * 7504924672, 1);
+  DeviceInfo gpu, cpu;
+  gpu.is_gpu = true;
+  EXPECT_EQ(cases_of(family_named("Llama3"), gpu)[0].name(), "Llama3/bf16/8b-32L/eager");
+  EXPECT_EQ(cases_of(family_named("Llama3"), cpu)[0].name(), "Llama3/bf16/tiny-gqa-2L/eager");
+}
+
 TEST(Decode, CaseNamesCarryModelAndLayersAndTheLayerFlagReplacesThem) {
   DeviceInfo gpu, cpu;
   gpu.is_gpu = true;

@@ -126,6 +126,8 @@ const ModelConfig& model_config(const std::string& name) {
     c["8x7b"] = {.name = "8x7b", .dim = 4096, .n_layers = 32, .n_heads = 32, .n_kv_heads = 8, .ffn = 14336,
                  .vocab = 32000, .n_experts = 8, .top_k = 2, .rope_base = 1e6};
     c["70b"] = {.name = "70b", .dim = 8192, .n_layers = 80, .n_heads = 64, .n_kv_heads = 8, .ffn = 28672, .vocab = 32000};
+    c["8b"] = {.name = "8b", .dim = 4096, .n_layers = 32, .n_heads = 32, .n_kv_heads = 8, .ffn = 14336,
+               .vocab = 128256, .rope_base = 5e5};   // Llama-3-8B
     c["tiny"] = {.name = "tiny", .dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 4, .ffn = 512, .vocab = 512,
                  .new_tokens = 16};
     c["tiny-gqa"] = {.name = "tiny-gqa", .dim = 256, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .ffn = 512,

@@ -22,6 +22,12 @@ CONFIGS = {  # as model.cpp's model_config; the order is bench_ops' shape index 
                  rope_base=1e4, new_tokens=16),
     "tiny-moe": dict(dim=256, n_layers=2, n_heads=4, n_kv_heads=2, ffn=384, vocab=512, experts=8, top_k=2,
                      rope_base=1e6, new_tokens=16),
+    "70b": dict(dim=8192, n_layers=80, n_heads=64, n_kv_heads=8, ffn=28672, vocab=32000, experts=0, top_k=0,
+                rope_base=1e4, new_tokens=200),
+    "tiny-gqa": dict(dim=256, n_layers=2, n_heads=4, n_kv_heads=2, ffn=512, vocab=512, experts=0, top_k=0,
+                     rope_base=1e4, new_tokens=16),
+    "8b": dict(dim=4096, n_layers=32, n_heads=32, n_kv_heads=8, ffn=14336, vocab=128256, experts=0, top_k=0,
+               rope_base=5e5, new_tokens=200),
 }
 PROMPT_LEN = 6
 
