@@ -14,6 +14,7 @@
 #include "experiment_reporter.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
+#include "opbench/interrupt.h"
 #include "opbench/targets.h"
 #include "opbench/world.h"
 #include "atomic_file.h"
@@ -114,7 +115,7 @@ int run_sweep(const CliOptions& cli, const GbenchFlags& flags) {
     return error_exit(e);
   }
   std::optional<int> failed = run_cases(cli, flags, info, launch_rules, experiments.get());
-  if (!failed) return 2;
+  if (!failed) return interrupt_signal() ? failures_exit_code(0) : 2;
   if (world.is_root()) advise_package_builds(run, flags.filter);
   if (cli.markdown && world.is_root()) write_markdown(*cli.markdown, *experiments, info, run);
   if (rows_path && !experiments->write_failed())

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <csignal>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "forwarding_reporter.h"
 #include "gpu_lock.h"
 #include "opbench/family.h"
+#include "opbench/interrupt.h"
 #include "opbench/timer.h"
 #include "opbench/world.h"
 #include "rank_selection.h"
@@ -142,6 +144,11 @@ std::optional<int> run_cases(const CliOptions& cli, const GbenchFlags& flags, co
 }
 
 int failures_exit_code(int failed_cases) {
+  if (int signal = interrupt_signal()) {
+    std::cerr << "bench_ops: stopped by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+              << ": the case in flight and those after it did not run; every output holds the cases that finished\n";
+    return 128 + signal;
+  }
   if (failed_cases == 0) return 0;
   std::cerr << "bench_ops: " << failed_cases << " case(s) failed (messages above); every other result was kept\n";
   return 1;

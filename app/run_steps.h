@@ -56,7 +56,8 @@ std::optional<int> run_cases(const CliOptions& cli, const GbenchFlags& flags, co
                              const std::string& launch_rules, benchmark::BenchmarkReporter* results,
                              benchmark::BenchmarkReporter* before_display = nullptr);
 
-// The exit code after the run: 1 when a case failed (said on stderr), else 0.
+// The exit code after the run: 128 + the signal when SIGINT or SIGTERM stopped it (130, 143), 1 when a
+// case failed, else 0; said on stderr unless 0.
 int failures_exit_code(int failed_cases);
 
 }  // namespace opbench
