@@ -6,6 +6,9 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "case_filter.h"
 #include "benchmark_names.h"
@@ -28,16 +31,15 @@ std::optional<std::string> from_environment(const std::string& name) {
 
 // Google Benchmark's argv: the flags bench_ops passes through, a filter anchored to its family, the
 // file of --benchmark_out as this rank writes it.
-std::vector<std::string> gbench_args(opbench::CliOptions& cli, const opbench::World& world) {
+std::vector<std::string> gbench_args(std::vector<std::string> args, const opbench::World& world) {
   using namespace opbench;
-  std::vector<std::string> args;
-  for (auto& arg : cli.passthrough) {
+  for (auto& arg : args) {
     if (arg.rfind("--benchmark_out=", 0) == 0 && !world.is_root())
       arg = "--benchmark_out=" + per_rank_path(arg.substr(16), world.rank);
     if (arg.rfind("--benchmark_filter=", 0) == 0)   // reads the registered families, each validated on first use
       arg = "--benchmark_filter=" + filter_for_registered_names(anchored_to_family(arg.substr(19)));
   }
-  return cli.passthrough;
+  return args;
 }
 
 int run(int argc, char** argv) {
@@ -45,8 +47,11 @@ int run(int argc, char** argv) {
   Invocation invocation;
   try {
     invocation = checked_invocation(std::vector<std::string>(argv, argv + argc), from_environment);
-  } catch (const std::exception& e) {
+  } catch (const std::invalid_argument& e) {   // a flag, a variable or a path
     std::cerr << "bench_ops: " << e.what() << "\n(see bench_ops --help)\n";
+    return 2;
+  } catch (const Error& e) {                    // the distributed launch's variables (opbench/world.h)
+    std::cerr << "bench_ops: " << e.what() << "\n";
     return 2;
   }
   CliOptions& cli = invocation.cli;
@@ -57,7 +62,7 @@ int run(int argc, char** argv) {
   bind_local_device(current_world());   // a distributed launch: this rank's GPU made current first
   GbenchFlags flags = gbench_flags(cli.passthrough);
   cli.run.time_unit = flags.time_unit;
-  std::vector<std::string> args = gbench_args(cli, current_world());
+  std::vector<std::string> args = gbench_args(cli.passthrough, current_world());
   if (cli.help) {
     std::cout << cli_help(replay::replay_help()) << std::endl;
     args.push_back("--help");

@@ -150,9 +150,9 @@ void check_output_folder(const NamedPath& p, const Resolved& r) {
 }
 
 void check_input(const NamedPath& p, const Resolved& r) {
-  if (!r.exists) refuse(p, "does not exist");
-  const mode_t mode = r.info.st_mode;
   const bool folder_ok = p.use == PathUse::kInputFileOrFolder;
+  if (!r.exists) refuse(p, folder_ok ? "no such file or folder" : "no such file");
+  const mode_t mode = r.info.st_mode;
   if (S_ISFIFO(mode) || S_ISSOCK(mode) || (S_ISDIR(mode) && !folder_ok))
     refuse(p, "is " + kind_of(mode) + "; expected a regular file" + (folder_ok ? " or a folder" : ""));
   probe_open(p, O_RDONLY);

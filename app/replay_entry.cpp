@@ -40,7 +40,7 @@ int run_replay(const CliOptions& cli, const OplogOptions& oplog, const GbenchFla
   } catch (const Error& e) {
     return error_exit(e);
   }
-  if (auto listed = list_instead_of_running(cli, flags, device)) return *listed;
+  if (auto listed = list_instead_of_running(cli, flags, run)) return *listed;
   std::set<std::string> selected;
   std::string launch_rules;
   try {

@@ -12,6 +12,7 @@
 #include "displays.h"
 #include "family_list.h"
 #include "benchmark_names.h"
+#include "case_filter.h"
 #include "forwarding_reporter.h"
 #include "gpu_lock.h"
 #include "opbench/family.h"
@@ -56,10 +57,19 @@ bool cupti_usable(const DeviceInfo& device, const RunOptions& options) {
   return false;
 }
 
-std::optional<int> list_instead_of_running(const CliOptions& cli, const GbenchFlags& flags, const DeviceInfo& device) {
-  if (flags.list_tests && !cli.shard) return list_cases();
+std::optional<int> list_instead_of_running(const CliOptions& cli, const GbenchFlags& flags, const RunContext& run) {
+  if (flags.list_tests && !cli.shard) {
+    try {   // an invalid filter, or one that matches nothing, is an error here as in a run
+      if (selected_cases(run.cases, benchmark::GetBenchmarkFilter()).empty())
+        throw Error("--benchmark_filter=" + benchmark::GetBenchmarkFilter() +
+                    " matches no case on this device (bench_ops --benchmark_list_tests lists them)");
+    } catch (const Error& e) {
+      return error_exit(e);
+    }
+    return list_cases();
+  }
   if (!cli.list) return std::nullopt;
-  print_family_list(std::cout, device);
+  print_family_list(std::cout, run.device);
   return 0;
 }
 

@@ -204,10 +204,10 @@ void unusable_path_probes(std::vector<Probe>& probes, const HostileInput& fixtur
     add(probes, {"--opbench_inductor_build", "--opbench_inductor_cache", path}, 2, why);
   }
   const std::vector<std::pair<std::string, std::string>> inputs = {
-      {dir + "/missing.json", "does not exist"}, {dir + "/fifo.csv", "is a FIFO"},
+      {dir + "/missing.json", "no such file"},   {dir + "/fifo.csv", "is a FIFO"},
       {dir + "/loop.csv", "symbolic link loop"}, {dir + "/plain/x.json", "which is not a folder"},
       {too_long, "PATH_MAX"},                    {long_name, "NAME_MAX"},
-      {dir + "/dangling.csv", "does not exist"}, {"", ""},
+      {dir + "/dangling.csv", "a file that does not exist"}, {"", ""},
   };
   for (const char* flag : {"--targets", "--oplog", "--opbench_shard_times", "--opbench_inductor_settings"})
     for (const auto& [path, why] : inputs) add(probes, input_args(flag, path), 2, why);
