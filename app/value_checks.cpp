@@ -114,7 +114,7 @@ void check_gbench_flag(const std::string& arg) {
   const ValueRule* rule = gbench_rule(name);
   if (!rule) throw std::invalid_argument(arg + ": unknown flag (Google Benchmark's: " + known_flags() + ")");
   if (equals == std::string::npos) {
-    if (rule->choices == kBool) return;   // a bare boolean flag means true
+    if (rule->choices && std::string(rule->choices) == kBool) return;   // a bare boolean flag means true
     throw std::invalid_argument("--" + name + " needs a value: --" + name + "=VALUE");
   }
   const std::string value = arg.substr(equals + 1);
