@@ -167,7 +167,7 @@ opbench flags:
                               compact (default): one line per case (time, GB/s, TFLOP/s, %peak,
                               %ceiling, noise); full: Google Benchmark's table with every counter
   --targets FILE|DIR          targets file or folder (default: the source tree's targets/)
-  --opbench_cache=cold|warm   cold (default): flush L2 (a buffer of 2x L2 zeroed) before every
+  --opbench_cache=cold|warm   cold (default): flush L2 (read a buffer of 2x L2) before every
                               timed iteration; warm: no flush
   --opbench_timer=events|graph|cupti
                               events (default): CUDA events around each iteration; graph: a batch

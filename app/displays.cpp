@@ -57,6 +57,11 @@ int list_cases() {
   std::ostringstream listing;
   forward.SetOutputStream(&listing);
   benchmark::RunSpecifiedBenchmarks(&forward);
+  if (listing.str().empty()) {
+    std::cerr << "bench_ops: --benchmark_filter=" << benchmark::GetBenchmarkFilter()
+              << " matches no case on this device (bench_ops --benchmark_list_tests lists them)\n";
+    return 2;
+  }
   std::cout << strip_harness_suffix(listing.str());
   return 0;
 }

@@ -22,7 +22,7 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_display(const CliOptions& cli
                                                            const RunInfo& info);
 
 // --benchmark_list_tests: prints the cases Google Benchmark's filter selects, without the harness
-// suffix. Returns the exit code, 0.
+// suffix. Returns the exit code: 0, or 2 when the filter selects no case (said on stderr).
 int list_cases();
 
 }  // namespace opbench

@@ -14,6 +14,7 @@
 #include "experiment_reporter.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
+#include "opbench/interrupt.h"
 #include "opbench/targets.h"
 #include "opbench/world.h"
 #include "atomic_file.h"
@@ -48,21 +49,6 @@ std::vector<TargetFile> targets_for(const CliOptions& cli) {
   throw Error(problems.back());
 }
 
-// The rows file of --output, checked before anything runs; its dashboard sidecar and the CSV must not be
-// --benchmark_out's file.
-RowFile checked_row_file(const std::string& output, const GbenchFlags& flags) {
-  RowFile rows(output);
-  if (!flags.out.empty()) {
-    auto same = [](const std::string& a, const std::string& b) {
-      return std::filesystem::weakly_canonical(a) == std::filesystem::weakly_canonical(b);
-    };
-    if (same(flags.out, rows.csv_path()) || same(flags.out, rows.json_path()))
-      throw Error("--benchmark_out=" + flags.out + " is also a file --output " + output +
-                  " writes (the rows CSV or its dashboard records " + rows.json_path() + "); choose another");
-  }
-  return rows;
-}
-
 // --opbench_markdown: the summary table for a pull-request comment; a failure is reported, not fatal.
 void write_markdown(const std::string& path, const ExperimentReporter& experiments, const RunInfo& info,
                     const RunContext& run) {
@@ -89,7 +75,7 @@ int run_sweep(const CliOptions& cli, const GbenchFlags& flags) {
   } catch (const Error& e) {
     return error_exit(e);
   }
-  if (auto listed = list_instead_of_running(cli, flags, device)) return *listed;
+  if (auto listed = list_instead_of_running(cli, flags, run)) return *listed;
   std::set<std::string> selected;
   std::optional<RowFile> rows;
   std::optional<std::string> rows_path = cli.output;
@@ -97,7 +83,7 @@ int run_sweep(const CliOptions& cli, const GbenchFlags& flags) {
   try {
     selected = cases_of_this_process(run, selected_cases(run.cases, benchmark::GetBenchmarkFilter()), cli);
     if (!world.is_root()) rows_path.reset();   // rank 0 writes the rows
-    if (rows_path) rows = checked_row_file(*rows_path, flags);
+    if (rows_path) rows = RowFile(*rows_path);   // its path was checked against the others (invocation.h)
     launch_rules = launch_rules_in_force(device);
   } catch (const Error& e) {
     return error_exit(e);
@@ -114,7 +100,7 @@ int run_sweep(const CliOptions& cli, const GbenchFlags& flags) {
     return error_exit(e);
   }
   std::optional<int> failed = run_cases(cli, flags, info, launch_rules, experiments.get());
-  if (!failed) return 2;
+  if (!failed) return interrupt_signal() ? failures_exit_code(0) : 2;
   if (world.is_root()) advise_package_builds(run, flags.filter);
   if (cli.markdown && world.is_root()) write_markdown(*cli.markdown, *experiments, info, run);
   if (rows_path && !experiments->write_failed())

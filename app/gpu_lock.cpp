@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstring>
 
 #include "opbench/check.h"
+#include "opbench/interrupt.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -26,8 +29,11 @@ void hold_gpu_lock(const std::string& path, const DeviceInfo& device) {
 #endif
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) throw Error("--opbench_gpu_lock " + path + ": cannot open: " + std::strerror(errno));
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno != EINTR) throw Error("--opbench_gpu_lock " + path + ": cannot lock: " + std::strerror(errno));
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {   // polled, so that SIGINT or SIGTERM ends the wait
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      throw Error("--opbench_gpu_lock " + path + ": cannot lock: " + std::strerror(errno));
+    if (interrupt_signal() != 0) throw Error("--opbench_gpu_lock " + path + ": interrupted while waiting for the lock");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 

@@ -5,13 +5,13 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "atomic_file.h"
+#include "opbench/bounded_read.h"
 #include "opbench/inductor.h"
 
 #ifndef OPBENCH_PYTHON
@@ -69,9 +69,9 @@ void build_packages(const std::string& plan, const inductor::PackageCache& cache
 
 // A settings file the user named must be a readable JSON object of inductor options.
 void check_settings(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("--opbench_inductor_settings " + path + ": cannot be read");
-  const nlohmann::json settings = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  FileText file = read_bounded(path, kTableLimitBytes, "a JSON file");
+  if (!file.error.empty()) throw Error("--opbench_inductor_settings " + path + ": " + file.error);
+  const nlohmann::json settings = nlohmann::json::parse(file.text, nullptr, /*allow_exceptions=*/false);
   if (!settings.is_object())
     throw Error("--opbench_inductor_settings " + path + ": expected a JSON object of inductor options");
 }

@@ -11,6 +11,7 @@
 #include "case_filter.h"
 #include "displays.h"
 #include "opbench/check.h"
+#include "opbench/interrupt.h"
 #include "replay/registration.h"
 #include "replay/reporter.h"
 #include "run_identity.h"
@@ -39,7 +40,7 @@ int run_replay(const CliOptions& cli, const OplogOptions& oplog, const GbenchFla
   } catch (const Error& e) {
     return error_exit(e);
   }
-  if (auto listed = list_instead_of_running(cli, flags, device)) return *listed;
+  if (auto listed = list_instead_of_running(cli, flags, run)) return *listed;
   std::set<std::string> selected;
   std::string launch_rules;
   try {
@@ -65,7 +66,7 @@ int run_replay(const CliOptions& cli, const OplogOptions& oplog, const GbenchFla
   run.on_case_start = [reporter](const CaseInfo& info) { reporter->case_started(info.name()); };
   // The progress line's clearer goes ahead of the display: it erases the line before a result prints.
   std::optional<int> failed = run_cases(cli, flags, info, launch_rules, replay.get(), replay->line_clearer());
-  if (!failed) return 2;
+  if (!failed || interrupt_signal()) return interrupt_signal() ? failures_exit_code(0) : 2;
   if (unparsed_lines > 0) {
     std::cerr << "bench_ops: " << unparsed_lines << " line(s) of the log could not be parsed (listed above)\n";
     return 1;

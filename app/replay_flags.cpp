@@ -16,6 +16,7 @@ OplogOptions& created(std::optional<OplogOptions>& oplog) {
 
 bool parse_replay_flag(const std::vector<std::string>& args, std::size_t& i, std::optional<OplogOptions>& oplog) {
   if (auto v = flag_value(args, i, "--oplog")) {
+    if (v->empty()) throw std::invalid_argument("--oplog needs a file or folder of operator-input logs");
     created(oplog).path = *v;
   } else if (auto v = flag_value(args, i, "--oplog_dtype")) {
     if (*v != "f16" && *v != "bf16" && *v != "f32")

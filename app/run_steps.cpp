@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <csignal>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -11,9 +12,11 @@
 #include "displays.h"
 #include "family_list.h"
 #include "benchmark_names.h"
+#include "case_filter.h"
 #include "forwarding_reporter.h"
 #include "gpu_lock.h"
 #include "opbench/family.h"
+#include "opbench/interrupt.h"
 #include "opbench/timer.h"
 #include "opbench/world.h"
 #include "rank_selection.h"
@@ -54,10 +57,19 @@ bool cupti_usable(const DeviceInfo& device, const RunOptions& options) {
   return false;
 }
 
-std::optional<int> list_instead_of_running(const CliOptions& cli, const GbenchFlags& flags, const DeviceInfo& device) {
-  if (flags.list_tests && !cli.shard) return list_cases();
+std::optional<int> list_instead_of_running(const CliOptions& cli, const GbenchFlags& flags, const RunContext& run) {
+  if (flags.list_tests && !cli.shard) {
+    try {   // an invalid filter, or one that matches nothing, is an error here as in a run
+      if (selected_cases(run.cases, benchmark::GetBenchmarkFilter()).empty())
+        throw Error("--benchmark_filter=" + benchmark::GetBenchmarkFilter() +
+                    " matches no case on this device (bench_ops --benchmark_list_tests lists them)");
+    } catch (const Error& e) {
+      return error_exit(e);
+    }
+    return list_cases();
+  }
   if (!cli.list) return std::nullopt;
-  print_family_list(std::cout, device);
+  print_family_list(std::cout, run.device);
   return 0;
 }
 
@@ -142,6 +154,11 @@ std::optional<int> run_cases(const CliOptions& cli, const GbenchFlags& flags, co
 }
 
 int failures_exit_code(int failed_cases) {
+  if (int signal = interrupt_signal()) {
+    std::cerr << "bench_ops: stopped by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+              << ": the case in flight and those after it did not run; every output holds the cases that finished\n";
+    return 128 + signal;
+  }
   if (failed_cases == 0) return 0;
   std::cerr << "bench_ops: " << failed_cases << " case(s) failed (messages above); every other result was kept\n";
   return 1;

@@ -28,8 +28,9 @@ int error_exit(const Error& error);
 bool cupti_usable(const DeviceInfo& device, const RunOptions& options);
 
 // Listing instead of running: --benchmark_list_tests without --opbench_shard lists the registered cases
-// the filter selects, --opbench_list the families. Returns the exit code, or nullopt to go on.
-std::optional<int> list_instead_of_running(const CliOptions& cli, const GbenchFlags& flags, const DeviceInfo& device);
+// the filter selects (a filter that is invalid or selects none: exit 2), --opbench_list the families.
+// Returns the exit code, or nullopt to go on.
+std::optional<int> list_instead_of_running(const CliOptions& cli, const GbenchFlags& flags, const RunContext& run);
 
 // The cases of `selected` (what --benchmark_filter selected) this process runs: its rank's
 // (rank_selection.h), then its shard's (shard_selection.h); Google Benchmark's filter is narrowed to
@@ -56,7 +57,8 @@ std::optional<int> run_cases(const CliOptions& cli, const GbenchFlags& flags, co
                              const std::string& launch_rules, benchmark::BenchmarkReporter* results,
                              benchmark::BenchmarkReporter* before_display = nullptr);
 
-// The exit code after the run: 1 when a case failed (said on stderr), else 0.
+// The exit code after the run: 128 + the signal when SIGINT or SIGTERM stopped it (130, 143), 1 when a
+// case failed, else 0; said on stderr unless 0.
 int failures_exit_code(int failed_cases);
 
 }  // namespace opbench

@@ -1,12 +1,12 @@
 #include "shard_selection.h"
 
 #include <algorithm>
-#include <fstream>
 #include <numeric>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "benchmark_names.h"
+#include "opbench/bounded_read.h"
 #include "opbench/check.h"
 
 namespace opbench {
@@ -62,9 +62,9 @@ double expected_seconds(const CaseInfo& info, bool gpu, const StoppingRule& rule
 }
 
 std::map<std::string, double> seconds_from_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("--opbench_shard_times " + path + ": cannot be read");
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  FileText file = read_bounded(path, kTableLimitBytes, "a JSON file");
+  if (!file.error.empty()) throw Error("--opbench_shard_times " + path + ": " + file.error);
+  nlohmann::json doc = nlohmann::json::parse(file.text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw Error("--opbench_shard_times " + path + ": not Google Benchmark JSON (an object with a \"benchmarks\" list)");
   const std::map<std::string, double> unit = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "opbench/check.h"
+#include "opbench/interrupt.h"
 #include "opbench/telemetry.h"
 
 namespace opbench {
@@ -189,6 +190,10 @@ void CaseContext::skip_unavailable(const std::string& why) { skip(kUnavailablePr
 void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContext&)> body) {
   const CaseInfo& kept = run.cases.add(std::move(info));
   auto case_body = [body = std::move(body), &kept, &run](benchmark::State& state) {
+    if (interrupt_signal() != 0) {   // SIGINT or SIGTERM: no further case runs (its report is dropped)
+      state.SkipWithError("interrupted");
+      return;
+    }
     CaseResult& result = run.results.add(kept.name());
     CaseContext ctx(state, kept, run, result);
     if (run.on_case_start) run.on_case_start(kept);

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
+#include "opbench/bounded_read.h"
 #include "opbench/check.h"
 
 namespace opbench {
@@ -55,6 +54,22 @@ void only_known_keys(const json& object, std::initializer_list<const char*> know
   }
 }
 
+// The parser's callback that refuses a key given twice in one object: JSON keeps the last silently, so
+// a second "target" would override the first unseen.
+class DuplicateKeys {
+ public:
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys_.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys_.empty()) keys_.pop_back();
+    if (event == json::parse_event_t::key && !keys_.empty() && !keys_.back().insert(parsed.get<std::string>()).second)
+      throw Error("the key \"" + parsed.get<std::string>() + "\" appears twice in one object");
+    return true;
+  }
+
+ private:
+  std::vector<std::set<std::string>> keys_;
+};
+
 const std::set<std::string>& torch_dtype_names() {
   static const std::set<std::string> names = {"bfloat16", "float16", "float32", "float64",
                                               "int8",     "uint8",   "int32",   "int64"};
@@ -81,17 +96,17 @@ Target parse_target(const json& entry, const std::string& path, const std::strin
 }  // namespace
 
 TargetFile load_target_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("targets file " + path + ": cannot be read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_target_text(buffer.str(), path);
+  FileText file = read_bounded(path, kTableLimitBytes, "a targets file");
+  if (!file.error.empty()) throw Error("targets file " + path + ": " + file.error);
+  return parse_target_text(file.text, path);
 }
 
 TargetFile parse_target_text(const std::string& text, const std::string& path) {
   json doc;
   try {
-    doc = json::parse(text);
+    doc = json::parse(text, DuplicateKeys());
+  } catch (const Error& e) {
+    bad(path, "JSON", e.what());
   } catch (const json::parse_error& e) {
     bad(path, line_column(text, e.byte > 0 ? e.byte - 1 : 0), "invalid JSON");
   } catch (const json::exception& e) {   // e.g. a number out of range (1e400)
@@ -123,9 +138,11 @@ TargetFile parse_target_text(const std::string& text, const std::string& path) {
 std::vector<TargetFile> load_targets(const std::string& file_or_dir) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
-  if (fs::is_directory(file_or_dir)) {
-    for (const auto& entry : fs::directory_iterator(file_or_dir))
-      if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+  std::error_code error;
+  if (fs::is_directory(file_or_dir, error)) {
+    for (fs::directory_iterator it(file_or_dir, error), end; !error && it != end; it.increment(error))
+      if (it->path().extension() == ".json") paths.push_back(it->path().string());
+    if (error) throw Error("targets folder " + file_or_dir + ": cannot be listed: " + error.message());
     std::sort(paths.begin(), paths.end());
     if (paths.empty()) throw Error("targets folder " + file_or_dir + ": holds no *.json targets file");
   } else {

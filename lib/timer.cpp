@@ -1,6 +1,7 @@
 #include "opbench/timer.h"
 
 #include "opbench/check.h"
+#include "opbench/interrupt.h"
 
 #include <algorithm>
 #include <chrono>
@@ -93,6 +94,7 @@ Measurement measure(Sampler& sampler, const std::function<void()>& iteration,
   // The rule costs a sort: check it at geometrically spaced sample counts, not after every sample.
   size_t next_check = static_cast<size_t>(std::max(1, rule.min_samples));
   while (true) {
+    if (interrupt_signal() != 0) throw Error("interrupted");   // the case in flight is dropped
     double seconds = sampler.time_one(iteration);
     std::optional<double> clock_mhz = sampler.last_sm_clock_mhz();
     if (clock_mhz && throttle.throttled(*clock_mhz)) {

@@ -144,6 +144,9 @@ std::vector<oplog::OpLog> load_logs(const std::string& path, ReplayPlan& plan) {
     logs = std::move(dir.logs);
   } else {
     logs.push_back(oplog::load_oplog(path));
+    const auto& issues = logs.back().issues;
+    if (logs.back().ops.empty() && !issues.empty() && issues.front().line == 0)   // the file itself is unusable
+      throw Error("--oplog " + path + ": " + issues.front().message);
   }
   std::size_t operators = 0, lines = 0;
   for (const auto& log : logs) {

@@ -1,9 +1,7 @@
 // RFC 4180 CSV reading and writing (contract: csv_format.h).
 #include "csv_format.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "opbench/bounded_read.h"
 #include "opbench/check.h"
 
 namespace opbench {
@@ -53,11 +51,9 @@ std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot be read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_csv(buffer.str(), path);
+  FileText file = read_bounded(path, kTableLimitBytes, "a CSV");
+  if (!file.error.empty()) throw Error(path + ": " + file.error);
+  return parse_csv(file.text, path);
 }
 
 std::string csv_line(const std::vector<std::string>& cells) {

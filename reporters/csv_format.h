@@ -11,7 +11,8 @@ namespace opbench {
 // Rows of cells. Throws opbench::Error "<name>:<line>: ..." for a quoted cell that is never closed
 // (instead of folding the rest of the file into one cell).
 std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& name);
-// parse_csv of a file; throws opbench::Error when it cannot be read.
+// parse_csv of a file; throws opbench::Error when it cannot be read, is not a regular file or is larger
+// than kTableLimitBytes (opbench/bounded_read.h).
 std::vector<std::vector<std::string>> read_csv(const std::string& path);
 std::string csv_line(const std::vector<std::string>& cells);
 

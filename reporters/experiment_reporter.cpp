@@ -7,6 +7,7 @@
 
 #include "dashboard_json.h"
 #include "experiment_summary.h"
+#include "opbench/interrupt.h"
 #include "row_csv.h"
 
 namespace opbench {
@@ -54,15 +55,20 @@ void ExperimentReporter::ReportRuns(const std::vector<Run>& runs) {
     for (const auto& experiment : info->experiments) {
       Group& group = group_for(experiment, *info);
       group.repetitions[info->name()] += count;
-      bool complete = !group.expected.empty() &&
-                      std::all_of(group.expected.begin(), group.expected.end(),
-                                  [&](const std::string& name) { return group.repetitions.count(name) > 0; });
-      if (complete && !group.written && std::find(done.begin(), done.end(), &group) == done.end())
+      if (complete(group) && !group.written && std::find(done.begin(), done.end(), &group) == done.end())
         done.push_back(&group);
     }
   }
   if (!done.empty()) write(done);
 }
+
+bool ExperimentReporter::complete(const Group& group) {
+  return !group.expected.empty() && std::all_of(group.expected.begin(), group.expected.end(), [&](const std::string& name) {
+    return group.repetitions.count(name) > 0;
+  });
+}
+
+bool ExperimentReporter::kept(const Group& group) { return interrupt_signal() == 0 || complete(group); }
 
 ExperimentRow ExperimentReporter::make_row(const Group& group) const {
   ExperimentCases cases{group.experiment, group.dtype, group.backend, {}};
@@ -72,7 +78,8 @@ ExperimentRow ExperimentReporter::make_row(const Group& group) const {
 
 std::vector<ExperimentRow> ExperimentReporter::rows() const {
   std::vector<ExperimentRow> rows;
-  for (const auto& group : groups_) rows.push_back(make_row(group));
+  for (const auto& group : groups_)
+    if (kept(group)) rows.push_back(make_row(group));
   return rows;
 }
 
@@ -90,15 +97,20 @@ void ExperimentReporter::write(const std::vector<Group*>& groups) {
     output_->append(cells, records);
     for (Group* group : groups) group->written = true;
   } catch (const std::exception& e) {   // the sweep goes on; Finalize tries these rows again
-    std::cerr << "bench_ops: " << e.what() << "\n";
-    write_failed_ = true;
+    if (write_error_ != e.what())
+      std::cerr << "bench_ops: " << e.what() << (write_error_.empty() ? "; the sweep goes on and tries again at the end" : "") << "\n";
+    write_error_ = e.what();
   }
+}
+
+bool ExperimentReporter::write_failed() const {
+  return output_ && std::any_of(groups_.begin(), groups_.end(), [](const Group& g) { return kept(g) && !g.written; });
 }
 
 void ExperimentReporter::Finalize() {
   std::vector<Group*> rest;
   for (auto& group : groups_)
-    if (!group.written) rest.push_back(&group);
+    if (!group.written && kept(group)) rest.push_back(&group);
   if (!rest.empty()) write(rest);
   if (summary_stream_) print_summary(*summary_stream_, rows(), info_, run_.ceilings);
 }

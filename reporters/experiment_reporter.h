@@ -1,6 +1,8 @@
 // The experiment reporter: follows Google Benchmark's runs to learn when each experiment row's cases
 // are done, and then writes the row (CSV cells and a dashboard record, appended to the rows file) at
 // once, so a crash later loses no finished row; the rest at Finalize, then the summary table.
+// After SIGINT or SIGTERM (opbench/interrupt.h) only the rows whose cases all finished are written and
+// summarised. A row that cannot be written is said once per reason, however many rows fail.
 // A row is one experiment x dtype x backend, as each case's family declared them. Its numbers come
 // from experiment_row (opbench/rows.h) on the results the cases recorded when they were timed
 // (RunContext::results): this reporter computes nothing, it groups cases and formats. A row none of
@@ -37,8 +39,9 @@ class ExperimentReporter : public benchmark::BenchmarkReporter {
   void Finalize() override;
 
   std::vector<ExperimentRow> rows() const;
-  // True when a row could not be written (the message went to stderr); bench_ops then exits 2.
-  bool write_failed() const { return write_failed_; }
+  // After Finalize: true when a row could not be written (the reason went to stderr); bench_ops then
+  // exits 2.
+  bool write_failed() const;
 
  private:
   struct Group {                   // one row: an experiment x dtype x backend
@@ -51,6 +54,8 @@ class ExperimentReporter : public benchmark::BenchmarkReporter {
   Group& group_for(const Experiment& experiment, const CaseInfo& info);
   void write(const std::vector<Group*>& groups);
   ExperimentRow make_row(const Group& group) const;
+  static bool complete(const Group& group);   // every selected case of the row has reported
+  static bool kept(const Group& group);       // written and summarised: complete, or the run was not interrupted
 
   const RunContext& run_;
   RunInfo info_;
@@ -59,7 +64,7 @@ class ExperimentReporter : public benchmark::BenchmarkReporter {
   std::ostream* summary_stream_;
   std::deque<Group> groups_;       // in first-seen order; a Group's address stays valid as more are added
   std::set<std::string> selected_;
-  bool write_failed_ = false;
+  std::string write_error_;        // the last failure to write rows; "" when none failed
 };
 
 }  // namespace opbench

@@ -3,6 +3,7 @@
 
 #include "opbench/cases.h"   // kUnavailablePrefix
 #include "opbench/gbench_compat.h"
+#include "opbench/interrupt.h"
 
 namespace opbench {
 
@@ -21,6 +22,7 @@ bool ForwardingReporter::ReportContext(const Context& context) {
 }
 
 void ForwardingReporter::ReportRuns(const std::vector<Run>& runs) {
+  if (interrupt_signal() != 0) return;   // the case in flight when SIGINT or SIGTERM came, and every later one
   std::vector<Run> renamed = runs;
   for (auto& run : renamed) {
     run.run_name.iterations.clear();

@@ -1,6 +1,8 @@
 // The reporter Google Benchmark is given: it passes every call on to several reporters (the display,
 // the experiment rows), each run with the harness suffix cleared from its name (benchmark_names.h:
-// BenchmarkName has fields for exactly this), and counts the cases that failed.
+// BenchmarkName has fields for exactly this), and counts the cases that failed. After SIGINT or SIGTERM
+// (opbench/interrupt.h) it passes no more runs on, only Finalize: every output holds the cases that
+// finished before the signal, and Google Benchmark's JSON is closed as usual.
 #pragma once
 #include <benchmark/benchmark.h>
 

@@ -1,9 +1,10 @@
 // The experiment rows on disk, appended safely: the CSV (`--output FILE.csv`, cells from row_csv.h)
 // and its dashboard sidecar (`FILE.json`, one record per line, from dashboard_json.h). Several
 // bench_ops runs may write the same pair at once (CI shards, a user's two terminals): every append
-// takes an exclusive lock on the CSV's folder, re-reads both files, adds this run's new rows after
-// whatever is there now, and replaces each file atomically (atomic_file.h). So no writer loses
-// another's rows, and a crash never leaves a torn file.
+// takes an exclusive lock on the folder of the CSV (of its target, when it is a symbolic link), re-reads
+// and checks both files, and appends this run's new rows to each, all or none (atomic_file.h): so no
+// writer loses another's rows, what a file held is kept byte for byte (cells a user added, its links,
+// its mode), and a failed write (a full disk) leaves both files as they were, in step.
 #pragma once
 #include <string>
 #include <vector>
@@ -26,8 +27,9 @@ class RowFile {
   const std::string& json_path() const { return json_path_; }
 
   // Appends `rows` (cells in csv_header() order) to the CSV and `records` (one JSON object each) to the
-  // sidecar, under the lock. An older header is repaired (rows padded with empty cells). Throws
-  // opbench::Error when a file cannot be read or written.
+  // sidecar, under the lock. An older header is repaired (the CSV replaced atomically with its rows
+  // padded with empty cells). Throws opbench::Error naming the file and the reason when a file cannot be
+  // read (or is over 64 MiB) or written; both files are then as they were.
   void append(const std::vector<std::vector<std::string>>& rows, const std::vector<std::string>& records) const;
 
  private:

@@ -3,14 +3,11 @@
 #include "replay/oplog/oplog.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <unordered_map>
 
+#include "lib/opbench/bounded_read.h"
 #include "replay/oplog/expression_parser.h"
 
 namespace opbench::oplog {
@@ -246,11 +243,9 @@ OpLog load_oplog(const std::string& path) {
   };
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return failed("cannot read: is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return failed(std::string("cannot open: ") + std::strerror(errno));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return failed("read error");
-  return parse_oplog(text, path);
+  FileText file = read_bounded(path, kOplogLimitBytes, "an operator-input log");
+  if (!file.error.empty()) return failed(file.error);
+  return parse_oplog(file.text, path);
 }
 
 OpLogDir load_oplog_dir(const std::string& dir) {

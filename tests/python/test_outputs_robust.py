@@ -28,7 +28,7 @@ def test_output_clashes_are_refused_before_any_case_runs(tmp_path):
     under_file = tmp_path / "plain"
     under_file.write_text("x")
     bad = run("--output", str(under_file / "x.csv"))
-    assert bad.returncode == 2 and "cannot be created" in bad.stderr
+    assert bad.returncode == 2 and "which is not a folder" in bad.stderr
     assert "Experiments on" not in bad.stdout          # nothing ran
     assert not list(tmp_path.glob("*.tmp"))
 
