@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from opbench_tools.benchmark_json import (DERIVED_COUNTERS, DETERMINISTIC, TIME_METRICS, Case, InputError, Run,
                                           check_metric, common_cases, higher_is_better)
+from opbench_tools.pairwise import kth_pairwise_distance
 
 QN_TO_SD = 2.2219         # Qn of a normal sample -> its standard deviation
 MEDIAN_SE = 1.2533        # standard error of a median / that of a mean (normal data)
@@ -91,12 +92,12 @@ def median(values: list) -> float:
 
 def qn_scale(x: list) -> float:
     """Rousseeuw-Croux Qn: a robust standard deviation (50% breakdown, 82% efficiency at the normal,
-    twice MAD's), the k-th smallest pairwise distance, k = C(n//2 + 1, 2), with the finite-n factor."""
+    twice MAD's), the k-th smallest pairwise distance, k = C(n//2 + 1, 2), with the finite-n factor.
+    O(n log n) memory: the distances are never all formed (pairwise.kth_pairwise_distance)."""
     n = len(x)
-    diffs = sorted(abs(x[i] - x[j]) for i in range(n) for j in range(i + 1, n))
     h = n // 2 + 1
     finite_n = n / (n + 1.4) if n % 2 else n / (n + 3.8)
-    return QN_TO_SD * finite_n * diffs[h * (h - 1) // 2 - 1]
+    return QN_TO_SD * finite_n * kth_pairwise_distance(x, h * (h - 1) // 2)
 
 
 def side_of(case: Case, metric: str) -> Side | None:
