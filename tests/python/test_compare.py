@@ -50,8 +50,8 @@ def test_load_strips_gbench_suffixes_groups_repetitions_and_converts_units(tmp_p
     path = write_run(tmp_path / "a.json", {"LayerNorm/bf16/4096x8192/aten": [60.0, 61.0, 59.0]}, unit="ms")
     run = results.load_run(path)
     case = run.cases["LayerNorm/bf16/4096x8192/aten"]
-    assert case.values["real_time"] == pytest.approx([0.060, 0.061, 0.059])
-    assert case.values["GB/s"] == pytest.approx([1000 / 60, 1000 / 61, 1000 / 59])
+    assert list(case.values["real_time"]) == pytest.approx([0.060, 0.061, 0.059])
+    assert list(case.values["GB/s"]) == pytest.approx([1000 / 60, 1000 / 61, 1000 / 59])
     assert "repetition_index" not in case.values and "iterations" not in case.values
     assert run.max_repetitions() == 3
 
@@ -90,7 +90,7 @@ def test_aggregates_used_only_when_no_iterations(tmp_path):
     mixed = {"benchmarks": [entry("BM_x", 1.0, suffix=""), agg("BM_x", "median", 999.0)]}
     (tmp_path / "m.json").write_text(json.dumps(mixed))
     case = results.load_run(str(tmp_path / "m.json")).cases["BM_x"]
-    assert case.values["real_time"] == [1e-6] and case.aggregates == {}
+    assert list(case.values["real_time"]) == [1e-6] and case.aggregates == {}
 
 
 @pytest.mark.parametrize("content, expected", [

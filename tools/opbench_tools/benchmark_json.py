@@ -7,14 +7,18 @@ Benchmark appends (`/iterations:1`, `/manual_time`, ...), so `LayerNorm/bf16/409
 Iteration entries are used; aggregates (mean, median, stddev) only for a case that has no iteration
 entries (a run made with --benchmark_report_aggregates_only). An entry with `error_occurred` or a truthy
 `skipped` marks its case failed, with the message; a failed case never contributes a number.
-Every problem with a file raises InputError with a message that names the file.
+Every problem with a file raises InputError with a message that names the file. Files are read within
+json_input's size limit, the entries one at a time: a case keeps its values in arrays of doubles.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
+from array import array
 from dataclasses import dataclass, field
+
+from opbench_tools.json_input import InputError, parse_json_file, scan_json_file
 
 TIME_METRICS = ("real_time", "cpu_time")
 UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -34,13 +38,11 @@ _GB_SUFFIX = re.compile(r"/(iterations:\d+|manual_time|real_time|process_time|mi
                         r"|min_warmup_time:[^/]+)(?=/|$)")
 
 
-class InputError(Exception):
-    """Unusable input (missing file, malformed JSON, nothing to compare); the message names the file."""
-
-
 def successful_iterations(path: str) -> dict:
     """{case name: entry} of the successful iteration runs of a bench_ops JSON."""
     data = read_json(path)
+    for i, entry in enumerate(data["benchmarks"]):
+        _check_entry(path, i, entry)
     return {b["name"]: b for b in data["benchmarks"]
             if b.get("run_type", "iteration") == "iteration" and not is_failed(b)}
 
@@ -115,7 +117,7 @@ def metric_unit(metric: str) -> str:
 @dataclass
 class Case:
     name: str
-    values: dict = field(default_factory=dict)       # metric -> [value per repetition]
+    values: dict = field(default_factory=dict)       # metric -> array('d') of a value per repetition
     aggregates: dict = field(default_factory=dict)   # aggregate name -> metric -> value
     aggregate_reps: int = 0                          # repetitions behind the aggregates
     error: str | None = None                         # why the case failed (any entry failed/skipped)
@@ -161,49 +163,31 @@ class Run:
 
 def read_json(path: str) -> dict:
     """A Google Benchmark JSON file's top-level object; InputError naming the file (and line:column)."""
-    data = parse_json_file(path)
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+    entries: list = []
+    data, streamed = scan_json_file(path, "benchmarks", lambda i, entry: entries.append(entry))
+    if not isinstance(data, dict) or not streamed:
         raise InputError(f"{path}: not Google Benchmark JSON (expected an object with a 'benchmarks' list)")
-    return data
-
-
-def parse_json_file(path: str):
-    """Any JSON file's content; InputError naming the file (and line:column) on any problem."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}") from None
-    def no_duplicates(pairs):
-        keys = [k for k, _ in pairs]
-        dup = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
-        if dup is not None:
-            raise InputError(f"{path}: the key {dup!r} appears twice in one object (which one counts is ambiguous)")
-        return dict(pairs)
-    try:
-        data = json.loads(text, object_pairs_hook=no_duplicates)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    data["benchmarks"] = entries
     return data
 
 
 def load_run(path: str) -> Run:
-    data = read_json(path)
-    entries = data["benchmarks"]
-    for i, entry in enumerate(entries):
+    """The file as a Run; each entry is checked and added to its case as it is parsed."""
+    cases: dict = {}   # raw name -> Case, in file order
+
+    def add(i: int, entry) -> None:
         _check_entry(path, i, entry)
-    keys = _case_keys(entries)
-    cases: dict = {}
-    for entry, key in zip(entries, keys):
-        case = cases.setdefault(key, Case(key))
-        _add_entry(path, case, entry)
+        raw = _raw_name(entry)
+        _add_entry(path, cases.setdefault(raw, Case(raw)), entry)
+
+    data, streamed = scan_json_file(path, "benchmarks", add)
+    if not isinstance(data, dict) or not streamed:
+        raise InputError(f"{path}: not Google Benchmark JSON (expected an object with a 'benchmarks' list)")
     for case in cases.values():
         if case.values:
             case.aggregates, case.aggregate_reps = {}, 0   # iterations win over aggregates
     context = data.get("context") if isinstance(data.get("context"), dict) else {}
-    return Run(path, context, cases)
+    return Run(path, context, _strip_suffixes(cases))
 
 
 def _check_entry(path: str, i: int, entry) -> None:
@@ -214,10 +198,10 @@ def _check_entry(path: str, i: int, entry) -> None:
         return
     unit = entry.get("time_unit", "ns")
     if unit not in UNIT_SECONDS:
-        raise InputError(f"{where} ({entry['name']}): unknown time_unit {unit!r}")
+        raise InputError(f"{where} ({entry['name']!r}): unknown time_unit {_short(unit)}")
     for metric in TIME_METRICS:
         if metric in entry and not _is_number(entry[metric]):
-            raise InputError(f"{where} ({entry['name']}): {metric} is not a number: {entry[metric]!r}")
+            raise InputError(f"{where} ({entry['name']!r}): {metric} is not a number: {_short(entry[metric])}")
 
 
 def is_failed(entry: dict) -> bool:
@@ -238,20 +222,20 @@ def _raw_name(entry: dict) -> str:
     if isinstance(entry.get("run_name"), str) and entry["run_name"]:
         return entry["run_name"]
     name, agg = entry["name"], entry.get("aggregate_name")
-    if entry.get("run_type") == "aggregate" and agg and name.endswith("_" + agg):
+    if entry.get("run_type") == "aggregate" and isinstance(agg, str) and agg and name.endswith("_" + agg):
         return name[: -len(agg) - 1]
     return name
 
 
-def _case_keys(entries: list) -> list:
-    """Case names without Google Benchmark's suffixes, unless stripping would merge distinct cases."""
-    raw = [_raw_name(e) for e in entries]
-    stripped = [_GB_SUFFIX.sub("", r) or r for r in raw]
-    owner: dict = {}
-    for r, s in zip(raw, stripped):
-        if owner.setdefault(s, r) != r:
-            return raw
-    return stripped
+def _strip_suffixes(cases: dict) -> dict:
+    """The cases keyed by their names without Google Benchmark's suffixes, unless stripping would merge
+    distinct cases (then by their raw names)."""
+    stripped = {raw: _GB_SUFFIX.sub("", raw) or raw for raw in cases}
+    if len(set(stripped.values())) != len(stripped):
+        return cases
+    for raw, case in cases.items():
+        case.name = stripped[raw]
+    return {stripped[raw]: case for raw, case in cases.items()}
 
 
 def _broken_times(entry: dict) -> dict:
@@ -260,9 +244,30 @@ def _broken_times(entry: dict) -> dict:
     out = {}
     for key in TIME_METRICS:
         value = entry.get(key)
-        if _is_number(value) and not (math.isfinite(value) and value > 0):
-            out[key] = f"{key} is {value!r} in repetition {entry.get('repetition_index', 0)} (not a positive time)"
+        if _is_number(value) and not (_finite(value) or 0) > 0:
+            out[key] = (f"{key} is {_short(value)} in repetition {_short(entry.get('repetition_index', 0))} "
+                        "(not a positive time)")
     return out
+
+
+def _finite(value) -> float | None:
+    """A JSON number as a finite float; None for NaN, infinities and integers beyond a double's range."""
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _short(value, width: int = 40) -> str:
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10 ** 30 else "a huge integer"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _count(value) -> int:
+    """A repetition count from the file: a whole number of at least 1, else 1."""
+    number = _finite(value) if _is_number(value) else None
+    return int(number) if number is not None and 1 <= number <= 2**31 else 1
 
 
 def _add_entry(path: str, case: Case, entry: dict) -> None:
@@ -277,19 +282,19 @@ def _add_entry(path: str, case: Case, entry: dict) -> None:
     if entry.get("run_type") == "aggregate":
         if entry.get("aggregate_unit") != "percentage":   # cv is a ratio, not a time; unused
             case.aggregates[str(entry.get("aggregate_name", ""))] = measured
-        case.aggregate_reps = max(case.aggregate_reps, int(entry.get("repetitions") or 1))
+        case.aggregate_reps = max(case.aggregate_reps, _count(entry.get("repetitions")))
         return
     for metric, value in measured.items():
-        case.values.setdefault(metric, []).append(value)
+        case.values.setdefault(metric, array("d")).append(value)
 
 
 def _measurements(entry: dict) -> dict:
     scale = UNIT_SECONDS[entry.get("time_unit", "ns")]
     out = {}
     for key, value in entry.items():
-        if key in STRUCTURAL or not _is_number(value) or not math.isfinite(value):
-            continue
-        out[key] = value * scale if key in TIME_METRICS else float(value)
+        number = _finite(value) if _is_number(value) and key not in STRUCTURAL else None
+        if number is not None:
+            out[key] = number * scale if key in TIME_METRICS else number
     return out
 
 
@@ -321,8 +326,9 @@ def merge_runs(paths: list, out_path: str) -> None:
     merged, context = [], {}
     for index, path in enumerate(paths):
         data = read_json(path)
-        context = context or data.get("context", {})
-        for entry in data["benchmarks"]:
+        context = context or (data["context"] if isinstance(data.get("context"), dict) else {})
+        for i, entry in enumerate(data["benchmarks"]):
+            _check_entry(path, i, entry)
             if entry.get("run_type") == "aggregate":
                 continue
             entry = dict(entry, repetitions=len(paths), repetition_index=index)

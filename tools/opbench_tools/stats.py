@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 from opbench_tools.benchmark_json import (DERIVED_COUNTERS, DETERMINISTIC, TIME_METRICS, Case, InputError, Run,
                                           check_metric, common_cases, higher_is_better)
-from opbench_tools.pairwise import kth_pairwise_distance
 
 QN_TO_SD = 2.2219         # Qn of a normal sample -> its standard deviation
 MEDIAN_SE = 1.2533        # standard error of a median / that of a mean (normal data)
@@ -84,16 +83,22 @@ class Comparison:
         return out
 
 
-def median(values: list) -> float:
-    s = sorted(values)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else 0.5 * (s[mid - 1] + s[mid])
+def median(values) -> float:
+    """The median of a sequence of floats (a list or an array('d')); O(n) with numpy."""
+    array = numpy().asarray(values, dtype=float)
+    mid = len(array) // 2
+    if len(array) % 2:
+        return float(numpy().partition(array, mid)[mid])
+    low, high = numpy().partition(array, (mid - 1, mid))[mid - 1: mid + 1]
+    return 0.5 * (float(low) + float(high))
 
 
 def qn_scale(x: list) -> float:
     """Rousseeuw-Croux Qn: a robust standard deviation (50% breakdown, 82% efficiency at the normal,
     twice MAD's), the k-th smallest pairwise distance, k = C(n//2 + 1, 2), with the finite-n factor.
     O(n log n) memory: the distances are never all formed (pairwise.kth_pairwise_distance)."""
+    numpy()   # pairwise needs it: InputError with what to do when it is missing
+    from opbench_tools.pairwise import kth_pairwise_distance
     n = len(x)
     h = n // 2 + 1
     finite_n = n / (n + 1.4) if n % 2 else n / (n + 3.8)
@@ -104,7 +109,7 @@ def side_of(case: Case, metric: str) -> Side | None:
     if metric in case.values:
         vals = case.values[metric]
         noise = case.values.get("noise_pct")
-        return Side(len(vals), median(vals), list(vals), noise=median(noise) / 100 if noise else None)
+        return Side(len(vals), median(vals), vals, noise=median(noise) / 100 if noise else None)
     agg = case.aggregates
     center = agg.get("median", {}).get(metric, agg.get("mean", {}).get(metric))
     if center is None:
@@ -130,7 +135,7 @@ def is_deterministic(metric: str, old: Side, new: Side) -> bool:
         return True
     if metric in TIME_METRICS or higher_is_better(metric):
         return False
-    return all(len(s.values) >= 2 and max(s.values) == min(s.values) for s in (old, new))
+    return all(len(s.values) >= 2 and numpy().ptp(numpy().asarray(s.values)) == 0 for s in (old, new))
 
 
 def pooled_spread(old: Side, new: Side) -> float | None:
@@ -138,7 +143,8 @@ def pooled_spread(old: Side, new: Side) -> float | None:
     if old.stddev is not None and new.stddev is not None and old.mean and new.mean:
         return math.sqrt(0.5 * ((old.stddev / old.mean) ** 2 + (new.stddev / new.mean) ** 2))
     if len(old.values) >= 2 and len(new.values) >= 2 and old.median > 0 and new.median > 0:
-        return qn_scale([v / s.median - 1 for s in (old, new) for v in s.values])
+        np = numpy()
+        return qn_scale(np.concatenate([np.asarray(s.values, dtype=float) / s.median - 1 for s in (old, new)]))
     # One repetition: the entries' own sampling noise gives the error of their median.
     noises = [s.noise for s in (old, new)]
     return max(noises) if all(x is not None for x in noises) else None
@@ -158,10 +164,23 @@ def scipy_stats():
     try:
         import scipy.stats
     except ImportError:
-        raise InputError(f"the statistics need scipy, which {sys.executable} lacks: run the tool with the "
-                         "project's venv (.venv/bin/opbench-compare ...; bash scripts/setup.sh makes it) "
-                         "or install the tools with their dependencies (pip install ./tools)") from None
+        raise _missing("scipy") from None
     return scipy.stats
+
+
+def numpy():
+    """numpy, or InputError with what to do (as scipy_stats)."""
+    try:
+        import numpy
+    except ImportError:
+        raise _missing("numpy") from None
+    return numpy
+
+
+def _missing(module: str) -> InputError:
+    return InputError(f"the statistics need scipy and numpy; {sys.executable} lacks {module}: run the tool with "
+                      "the project's venv (.venv/bin/opbench-compare ...; bash scripts/setup.sh makes it) "
+                      "or install the tools with their dependencies (pip install ./tools)")
 
 
 def p_value(old: Side, new: Side) -> tuple:
@@ -271,7 +290,7 @@ def _warnings(comp: Comparison, in_process: dict) -> list:
 def as_dict(comp: Comparison) -> dict:
     """The comparison as plain JSON-able data (opbench-compare --json)."""
     def side(s: Side | None):
-        return None if s is None else {"n": s.n, "median": s.median, "values": s.values}
+        return None if s is None else {"n": s.n, "median": s.median, "values": list(s.values)}
     return {
         "old": comp.old_path, "new": comp.new_path, "metric": comp.metric,
         "higher_is_better": higher_is_better(comp.metric), "alpha": comp.alpha,
