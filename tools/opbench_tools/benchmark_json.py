@@ -42,7 +42,7 @@ def successful_iterations(path: str) -> dict:
     """{case name: entry} of the successful iteration runs of a bench_ops JSON."""
     data = read_json(path)
     for i, entry in enumerate(data["benchmarks"]):
-        _check_entry(path, i, entry)
+        check_entry(path, i, entry)
     return {b["name"]: b for b in data["benchmarks"]
             if b.get("run_type", "iteration") == "iteration" and not is_failed(b)}
 
@@ -176,7 +176,7 @@ def load_run(path: str) -> Run:
     cases: dict = {}   # raw name -> Case, in file order
 
     def add(i: int, entry) -> None:
-        _check_entry(path, i, entry)
+        check_entry(path, i, entry)
         raw = _raw_name(entry)
         _add_entry(path, cases.setdefault(raw, Case(raw)), entry)
 
@@ -190,7 +190,9 @@ def load_run(path: str) -> Run:
     return Run(path, context, _strip_suffixes(cases))
 
 
-def _check_entry(path: str, i: int, entry) -> None:
+def check_entry(path: str, i: int, entry) -> None:
+    """InputError unless benchmarks[i] is an object with a string name, and (unless failed) a known time
+    unit and numeric times."""
     where = f"{path}: benchmarks[{i}]"
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise InputError(f"{where}: expected an object with a string 'name'")
@@ -248,6 +250,11 @@ def _broken_times(entry: dict) -> dict:
             out[key] = (f"{key} is {_short(value)} in repetition {_short(entry.get('repetition_index', 0))} "
                         "(not a positive time)")
     return out
+
+
+def finite_number(value) -> float | None:
+    """A JSON number (not a bool) as a finite float; None for anything else."""
+    return _finite(value) if _is_number(value) else None
 
 
 def _finite(value) -> float | None:
@@ -328,7 +335,7 @@ def merge_runs(paths: list, out_path: str) -> None:
         data = read_json(path)
         context = context or (data["context"] if isinstance(data.get("context"), dict) else {})
         for i, entry in enumerate(data["benchmarks"]):
-            _check_entry(path, i, entry)
+            check_entry(path, i, entry)
             if entry.get("run_type") == "aggregate":
                 continue
             entry = dict(entry, repetitions=len(paths), repetition_index=index)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
 
+from opbench_tools import cli
 from opbench_tools.benchmark_json import InputError, higher_is_better, load_run, merge_runs
 from opbench_tools.benchmark_processes import Process, benchmark_command, run_processes
 from opbench_tools.stats import (DEFAULT_ALPHA, DEFAULT_THRESHOLD, NOISE_Z, CaseResult, Comparison,
@@ -23,6 +25,7 @@ from opbench_tools.stats import (DEFAULT_ALPHA, DEFAULT_THRESHOLD, NOISE_Z, Case
 COLOURS = {"SLOWER": "31", "FASTER": "32", "NOISY": "33", "UNSURE": "33", "FAILED": "35", "N/A": "35"}
 SEVERITY = ["FAILED", "SLOWER", "UNSURE", "NOISY", "N/A", "FASTER", "SAME"]
 SHOWN_COUNTERS = ("GB/s", "TFLOP/s")
+PLOT_MAX_CASES = 400      # one bar a case: more is no longer readable (nor drawable: the figure's height)
 
 
 # ---------------------------------------------------------------- formatting
@@ -183,7 +186,7 @@ def write_plot(comp: Comparison, path: str) -> None:
     ax.set_title(summary_line(comp), fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    cli.save_figure(fig, path, dpi=130)
     plt.close(fig)
 
 
@@ -191,8 +194,7 @@ def write_text(path: str, text: str) -> None:
     if path == "-":
         sys.stdout.write(text)
         return
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    cli.write_atomically(path, text)
 
 
 # ---------------------------------------------------------------- binaries mode
@@ -222,7 +224,7 @@ def run_binaries(old_bin: str, new_bin: str, args) -> tuple:
 
 # ---------------------------------------------------------------- main
 def parse_args(argv: list) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = cli.Parser(
         prog="opbench-compare", description=__doc__.split(": ", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="""examples:
@@ -259,8 +261,9 @@ both sides, e.g. instructions) need no test. Full description: docs/compare_and_
                    help="processes started at a time (default 1); with N > 1 bench_ops processes measure one "
                         "at a time under --opbench_gpu_lock while the others start up (bench_ops binaries only)")
     args = p.parse_args(argv)
-    if not 0 < args.alpha < 1 or args.threshold < 0 or args.repetitions < 1 or args.jobs < 1:
-        p.error("need 0 < alpha < 1, threshold >= 0, repetitions >= 1, jobs >= 1")
+    if not (0 < args.alpha < 1 and 0 <= args.threshold < math.inf and 1 <= args.repetitions <= 10000
+            and 1 <= args.jobs <= 1024):
+        p.error("need 0 < alpha < 1, 0 <= threshold < inf, 1 <= repetitions <= 10000, 1 <= jobs <= 1024")
     return args
 
 
@@ -271,12 +274,23 @@ def use_colour(mode: str) -> bool:
 
 
 def main(argv: list | None = None) -> int:
+    return cli.run("opbench-compare", _main, argv)
+
+
+def _main(argv: list | None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        inputs = {} if args.binaries else {"OLD": args.old, "NEW": args.new}
+        if args.plot:
+            cli.check_figure_path("--plot", args.plot)
+        cli.check_outputs(inputs, {"--json": args.json, "--markdown": args.markdown, "--plot": args.plot})
         old_path, new_path = (run_binaries(args.old, args.new, args) if args.binaries
                               else (args.old, args.new))
         comp = compare_runs(load_run(old_path), load_run(new_path), args.metric, args.alpha,
                             lambda name: args.threshold / 100)
+        if args.plot and len(comp.cases) > PLOT_MAX_CASES:
+            raise InputError(f"--plot draws at most {PLOT_MAX_CASES} cases, these runs share {len(comp.cases)}: "
+                             "narrow them (--filter) or use --markdown / --json")
         if "-" not in (args.json, args.markdown):
             sys.stdout.write(render_console(comp, use_colour(args.color)))
         if args.json:

@@ -13,13 +13,16 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import io
 import math
 import sys
 from dataclasses import dataclass, field
 
+from opbench_tools import cli
 from opbench_tools.benchmark_json import InputError, load_run
 from opbench_tools.compare import fmt_change, fmt_p, fmt_value, throttle_text
 from opbench_tools.gate_policy import Policy, load_policy
+from opbench_tools.json_input import read_text
 from opbench_tools.stats import NOISE_Z, RERUN_ADVICE, CaseResult, Comparison, compare_runs
 
 FAILING = ("regression", "failed", "target", "missing", "throttled-fail")
@@ -135,17 +138,16 @@ def check_experiments(path: str, policy: Policy, out: Outcome) -> None:
 
 
 def read_rows(path: str) -> list:
+    """[(line, row)] of an experiments CSV (read within json_input's size limit); InputError naming it."""
+    text = read_text(path)
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            missing = {"name", "metric", "target", "actual"} - set(reader.fieldnames or [])
-            if missing:
-                raise InputError(f"{path}: not an experiments CSV: missing column(s) {', '.join(sorted(missing))} "
-                                 "(header: name,metric,target,actual,dtype,device,arch,is_model,...)")
-            return [(reader.line_num, {k: v or "" for k, v in row.items()}) for row in reader]
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        missing = {"name", "metric", "target", "actual"} - set(reader.fieldnames or [])
+        if missing:
+            raise InputError(f"{path}: not an experiments CSV: missing column(s) {', '.join(sorted(missing))} "
+                             "(header: name,metric,target,actual,dtype,device,arch,is_model,...)")
+        return [(reader.line_num, {k: v if isinstance(v, str) else "" for k, v in row.items()}) for row in reader]
+    except csv.Error as e:
         raise InputError(f"{path}: cannot read: {e}") from None
 
 
@@ -238,7 +240,7 @@ def render_markdown(out: Outcome, policy: Policy) -> str:
 
 
 def parse_args(argv: list) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = cli.Parser(
         prog="opbench-gate", description=__doc__.split(": ", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="""examples:
@@ -264,8 +266,15 @@ exit status: 0 clean, 1 failure, 2 unusable input. Full description: docs/compar
 
 
 def main(argv: list | None = None) -> int:
+    return cli.run("opbench-gate", _main, argv)
+
+
+def _main(argv: list | None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        inputs = {"BASE": args.runs[0], "NEW": args.runs[1]} if args.runs else {}
+        cli.check_outputs(dict(inputs, **{"--policy": args.policy, "--experiments": args.experiments}),
+                          {"--markdown": args.markdown})
         policy = load_policy(args.policy)
         out = Outcome()
         if args.runs:
@@ -278,8 +287,7 @@ def main(argv: list | None = None) -> int:
         apply_allow(policy, out, datetime.date.today())
         print("\n".join(report_lines(out, policy, policy.min_repetitions)))
         if args.markdown:
-            with open(args.markdown, "w", encoding="utf-8") as f:
-                f.write(render_markdown(out, policy))
+            cli.write_atomically(args.markdown, render_markdown(out, policy))
     except InputError as e:
         print(f"opbench-gate: error: {e}", file=sys.stderr)
         return 2

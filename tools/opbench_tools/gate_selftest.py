@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 
+from opbench_tools import cli
 from opbench_tools.benchmark_json import InputError, merge_runs
 from opbench_tools.benchmark_processes import Process, benchmark_command, run_processes
 from opbench_tools.gate import Outcome, check_runs
@@ -140,7 +141,7 @@ def report(result: dict, args, wall_s: float) -> list:
 
 
 def parse_args(argv: list) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="opbench-gate-selftest", description=__doc__.split(": ", 1)[1],
+    p = cli.Parser(prog="opbench-gate-selftest", description=__doc__.split(": ", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True, help="the bench_ops to test the gate with")
     p.add_argument("--filter", required=True, help="--benchmark_filter of the cases (a few; every one is slowed)")
@@ -162,6 +163,10 @@ def parse_args(argv: list) -> argparse.Namespace:
 
 
 def main(argv: list | None = None) -> int:
+    return cli.run("opbench-gate-selftest", _main, argv)
+
+
+def _main(argv: list | None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     planned = args.rounds
     try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -29,7 +30,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from opbench_tools.build_dir import MissingBinary, binary, checkout
+from opbench_tools import cli
+from opbench_tools.cli import write_atomically
+from opbench_tools.benchmark_json import InputError, finite_number, read_json
+from opbench_tools.build_dir import binary, checkout
 from opbench_tools.instr_pool import NAME_PREFIX, Job, Progress, default_jobs, list_definitions, run_pool
 from opbench_tools.instr_server import WORKER_ENV
 
@@ -38,10 +42,8 @@ BUILD_DIR_HELP = "where bench_instr is (default: $OPBENCH_BUILD_DIR, else the ch
 
 
 def bench_instr_path(build_dir: str | None) -> Path:
-    try:
-        return binary("bench_instr", build_dir)
-    except MissingBinary as e:
-        raise SystemExit(f"opbench-instr: {e}") from None
+    """bench_instr in the build folder; MissingBinary (one line, exit 2) naming where it looked."""
+    return binary("bench_instr", build_dir)
 
 
 def tool_version(cmd: list[str]) -> str:
@@ -74,7 +76,30 @@ def selected_definitions(args, exe: Path) -> list[dict] | str:
     return defs
 
 
+def check_run_args(args) -> None:
+    """InputError naming the first option of `run` whose value cannot work."""
+    checks = (("--jobs", args.jobs >= 0, "a count >= 0 (0: the cores)"),
+              ("--iters", args.iters >= 0, "a count >= 0 (0: per definition)"),
+              ("--repeats", 1 <= args.repeats <= 1000, "a count from 1 to 1000"),
+              ("--timeout", 0 < args.timeout < math.inf, "a positive number of seconds"),
+              ("--retries", 0 <= args.retries <= 100, "a count from 0 to 100"),
+              ("--warn-spread-pct", 0 <= args.warn_spread_pct < math.inf, "a number >= 0"),
+              ("--threads", re.fullmatch(r"[1-9][0-9]{0,3}(,[1-9][0-9]{0,3})*", args.threads) is not None,
+               "thread counts from 1 to 9999, comma-separated"))
+    for flag, ok, expected in checks:
+        if not ok:
+            raise InputError(f"{flag} {getattr(args, flag[2:].replace('-', '_'))}: expected {expected}")
+    if args.out and (os.path.isdir(args.out) or args.out.endswith(os.sep)):
+        raise InputError(f"--out {args.out}: a folder; name the results file")
+    if args.filter:
+        try:
+            re.compile(args.filter)
+        except re.error as e:
+            raise InputError(f"--filter {args.filter!r}: not a regular expression: {e}") from None
+
+
 def cmd_run(args) -> int:
+    check_run_args(args)
     bad_env = [kv for kv in args.env if "=" not in kv or kv.startswith("=")]
     if bad_env:
         print(f"opbench-instr: --env needs KEY=VALUE, got {bad_env}", file=sys.stderr)
@@ -110,7 +135,7 @@ def write_results(jobs: list[Job], exe: Path, args, n_jobs: int, wall_s: float) 
     text = dump_results({"context": context, "benchmarks": benchmarks})
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+        write_atomically(args.out, text)
     else:
         sys.stdout.write(text)
     n_ok = len(benchmarks) - len(failed)
@@ -167,9 +192,18 @@ def dump_results(doc: dict) -> str:
 
 # ---------------------------------------------------------------- diff
 def load_counts(path: str) -> dict[str, float]:
-    data = json.loads(Path(path).read_text())
-    return {b["name"]: float(b["instructions"]) for b in data["benchmarks"]
-            if "instructions" in b and not b.get("error_occurred")}
+    """{name: instructions} of a results file's successful entries; InputError naming the file and entry."""
+    counts = {}
+    for i, b in enumerate(read_json(path)["benchmarks"]):
+        if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+            raise InputError(f"{path}: benchmarks[{i}]: expected an object with a string 'name'")
+        if "instructions" not in b or b.get("error_occurred"):
+            continue
+        value = finite_number(b["instructions"])
+        if value is None:
+            raise InputError(f"{path}: benchmarks[{i}] ({b['name']!r}): instructions is not a finite number")
+        counts[b["name"]] = value
+    return counts
 
 
 def diff_counts(a: dict[str, float], b: dict[str, float]) -> tuple[list, list, list]:
@@ -180,6 +214,8 @@ def diff_counts(a: dict[str, float], b: dict[str, float]) -> tuple[list, list, l
 
 
 def cmd_diff(args) -> int:
+    if not (0 <= args.tolerance_pct < math.inf and args.top >= 0):
+        raise InputError("--tolerance-pct needs a number >= 0 and --top a count >= 0")
     a, b = load_counts(args.a), load_counts(args.b)
     rows, only_a, only_b = diff_counts(a, b)
     if not rows:
@@ -205,8 +241,12 @@ def cmd_list(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="opbench-instr", description=__doc__,
+def main(argv: list | None = None) -> int:
+    return cli.run("opbench-instr", _main, argv)
+
+
+def _main(argv: list | None) -> int:
+    p = cli.Parser(prog="opbench-instr", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="measure the set: a worker pool of callgrind processes")

@@ -68,10 +68,30 @@ class Job:
     entries: list = field(default_factory=list)
 
 
+DEFINITION_KEYS = {"group": str, "label": str, "variants": list, "iters": int, "stmt": str}
+
+
 def list_definitions(exe: Path) -> list[dict]:
-    out = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True, check=True,
-                         env=WORKER_ENV)
-    return json.loads(out.stdout)
+    """bench_instr's definitions; InputError when it fails or prints something else than their list."""
+    from opbench_tools.json_input import InputError
+    try:
+        out = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True, env=WORKER_ENV,
+                             timeout=600)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise InputError(f"{exe}: cannot run: {e}") from None
+    first = (out.stderr.strip().splitlines() or ["no message"])[0]
+    if out.returncode != 0:
+        raise InputError(f"{exe} --list --json: exit {out.returncode}: {first}")
+    try:
+        defs = json.loads(out.stdout)
+    except ValueError:
+        defs = None
+    good = isinstance(defs, list) and all(
+        isinstance(d, dict) and all(isinstance(d.get(k), t) for k, t in DEFINITION_KEYS.items()) for d in defs)
+    if not good:
+        raise InputError(f"{exe} --list --json: not a list of definitions ({', '.join(DEFINITION_KEYS)}): "
+                         "is it bench_instr of this checkout?")
+    return defs
 
 
 def worker_args(job: Job, args) -> list[str]:

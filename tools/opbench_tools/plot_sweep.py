@@ -13,7 +13,10 @@ import argparse
 import collections
 import sys
 
-from opbench_tools.benchmark_json import InputError, read_json, stream_curves
+from opbench_tools import cli
+from opbench_tools.benchmark_json import InputError, check_entry, finite_number, is_failed, read_json, stream_curves
+
+MAX_FAMILIES = 60   # panels in one figure
 
 
 def plottable_cases(data: dict) -> dict:
@@ -21,16 +24,17 @@ def plottable_cases(data: dict) -> dict:
     families = collections.defaultdict(lambda: collections.defaultdict(list))
     streams = []   # (name, bytes, GB/s) of the Ceiling cases
     for entry in data.get("benchmarks", []):
-        if entry.get("run_type", "iteration") != "iteration" or entry.get("error_occurred") or entry.get("skipped"):
+        if entry.get("run_type", "iteration") != "iteration" or is_failed(entry):
             continue
         parts = entry["name"].split("/")
-        if len(parts) < 4 or "GB/s" not in entry or not entry.get("bytes"):
+        nbytes, gbps = finite_number(entry.get("bytes")), finite_number(entry.get("GB/s"))
+        if len(parts) < 4 or not (nbytes and nbytes > 0 and gbps and gbps > 0):
             continue
         family, dtype, backend = parts[0], parts[1], parts[-1]
         if family == "Ceiling":
-            streams.append((entry["name"], entry["bytes"], entry["GB/s"]))
+            streams.append((entry["name"], nbytes, gbps))
             continue
-        families[family][(dtype, backend)].append((entry["bytes"], entry["GB/s"]))
+        families[family][(dtype, backend)].append((nbytes, gbps))
     return families, stream_curves(streams)   # the fastest stream of a kind and size, as bench_ops takes it
 
 
@@ -64,18 +68,27 @@ def plot(families: dict, ceilings: dict, device: str, out: str) -> None:
         ax.axis("off")
     fig.suptitle(f"bench_ops on {device}: achieved bandwidth vs bytes moved (lines: measured ceilings)")
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    cli.save_figure(fig, out, dpi=110)
+    plt.close(fig)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="opbench-plot", description=__doc__.split("\n\n")[0],
+def main(argv: list | None = None) -> int:
+    return cli.run("opbench-plot", _main, argv)
+
+
+def _main(argv: list | None) -> int:
+    parser = cli.Parser(prog="opbench-plot", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("json", help="bench_ops Google Benchmark JSON (--benchmark_out)")
     parser.add_argument("--out", required=True, help="PNG to write")
     parser.add_argument("--families", help="comma-separated families to plot (default: all)")
     args = parser.parse_args(argv)
     try:
+        cli.check_figure_path("--out", args.out)
+        cli.check_outputs({"JSON": args.json}, {"--out": args.out})
         data = read_json(args.json)
+        for i, entry in enumerate(data["benchmarks"]):
+            check_entry(args.json, i, entry)
     except InputError as e:
         print(f"opbench-plot: {e}", file=sys.stderr)
         return 2
@@ -88,7 +101,12 @@ def main(argv=None) -> int:
     if not families:
         print(f"opbench-plot: {args.json}: no case with GB/s and bytes to plot", file=sys.stderr)
         return 2
-    device = data.get("context", {}).get("opbench_device", "unknown device")
+    if len(families) > MAX_FAMILIES:
+        print(f"opbench-plot: {args.json}: {len(families)} families; one figure shows at most {MAX_FAMILIES}: "
+              "choose some with --families", file=sys.stderr)
+        return 2
+    context = data.get("context") if isinstance(data.get("context"), dict) else {}
+    device = str(context.get("opbench_device", "unknown device"))
     plot(families, ceilings, device, args.out)
     print(f"opbench-plot: wrote {args.out}", file=sys.stderr)
     return 0

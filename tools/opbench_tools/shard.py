@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 
+from opbench_tools import cli
 from opbench_tools.build_dir import MissingBinary, binary
 
 REFUSED = {  # bench_ops flags a sharded run cannot honour, and why
@@ -240,8 +241,12 @@ def output_path(args):
     return None
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="opbench-shard", description=__doc__.split("\n\n")[0],
+def main(argv: list | None = None) -> int:
+    return cli.run("opbench-shard", _main, argv)
+
+
+def _main(argv: list | None) -> int:
+    parser = cli.Parser(prog="opbench-shard", description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shards", type=int, help="processes (default: one per visible GPU)")

@@ -30,6 +30,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
+from opbench_tools import cli
 from opbench_tools.trace_events import (FALLBACK_GPU_CATEGORIES, NoGpuEventsError, TraceError, gpu_events, is_number,
                                         load_trace, trace_events)
 
@@ -273,6 +274,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    return cli.run("opbench-trace", _main, argv)
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     args = build_parser().parse_args(argv)
     patterns: List[str] = [] if args.no_seed_patterns else list(SEED_MM_PATTERNS)
     if args.modern_patterns:
