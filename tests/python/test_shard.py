@@ -4,8 +4,12 @@ a shard that dies loses none of the other shard's rows, and opbench-shard names 
 import csv
 import json
 import os
+import pathlib
+import signal
 import subprocess
 import sys
+
+import pytest
 
 from bench_ops_bin import bench_ops
 from opbench_tools import shard
@@ -110,3 +114,34 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path):
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     bad_filter = shard_py("--shards", 2, "--", "--benchmark_filter=(")
     assert bad_filter.returncode == 2 and "not a valid regular expression" in bad_filter.stderr
+
+
+def test_gpus_on_a_host_without_gpus_is_refused():
+    for gpus, says in (("0,1", "this host shows no GPU"), (",", "name GPU indices")):
+        proc = shard_py("--gpus", gpus, "--", FILTER)
+        assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and "cuda:" not in proc.stderr
+    two = dict(os.environ, CUDA_VISIBLE_DEVICES="0,1")
+    for gpus, says in (("2", "2 not among this host's GPUs (0,1)"), ("0,0", "a GPU named twice")):
+        proc = shard_py("--gpus", gpus, "--", FILTER, env=two)
+        assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_shards_and_merges_what_they_finished(tmp_path, sig, code):
+    """The stand-in bench_ops writes one entry, waits, and closes its JSON when the signal reaches it."""
+    fake = pathlib.Path(__file__).parent / "data" / "fakes" / "bench_ops_until_signal.sh"
+    merged = tmp_path / "merged.json"
+    proc = subprocess.Popen([sys.executable, "-m", "opbench_tools.shard", "--shards", "2", "--bench-ops", str(fake),
+                             "--", f"--benchmark_out={merged}"], stderr=subprocess.PIPE, text=True, env=CPU_ONLY)
+    started, line = 0, "-"
+    while started < 2 and line:   # each shard says "started" on stderr once its entry is on disk
+        line = proc.stderr.readline()
+        started += "started" in line
+    proc.send_signal(sig)
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == code, stderr
+    doc = json.loads(merged.read_text())
+    assert doc["context"]["opbench_interrupted"] == signal.Signals(sig).name
+    assert [b["opbench_shard"] for b in doc["benchmarks"]] == ["0", "1"]
+    assert "the merged results hold what the shards finished" in stderr

@@ -24,6 +24,7 @@ import os
 import pathlib
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,9 @@ REFUSED = {  # bench_ops flags a sharded run cannot honour, and why
     "--opbench_markdown": "each shard would write its own; make the table from the merged rows",
     "--oplog": "an operator replay runs in one process",
 }
+
+
+STOP_GRACE_S = 60   # after SIGINT/SIGTERM, how long a shard may take to write what it finished
 
 
 class Usage(Exception):
@@ -81,6 +85,24 @@ def visible_gpus():
     except (OSError, subprocess.TimeoutExpired):
         return []
     return [line.strip() for line in smi.stdout.splitlines() if line.strip()] if smi.returncode == 0 else []
+
+
+def chosen_gpus(option, visible):
+    """The GPUs --gpus names (each one this host shows), else every visible one."""
+    if option is None:
+        return visible
+    named = [g.strip() for g in option.split(",") if g.strip()]
+    if not named:
+        raise Usage(f"--gpus {option!r}: name GPU indices or UUIDs, comma-separated (this host shows: "
+                    f"{','.join(visible) or 'none'})")
+    if not visible:
+        raise Usage(f"--gpus {option}: this host shows no GPU (nvidia-smi, CUDA_VISIBLE_DEVICES); "
+                    "--shards N runs N CPU processes")
+    unknown = [g for g in named if g not in visible]
+    if unknown or len(set(named)) != len(named):
+        what = f"{','.join(unknown)} not among" if unknown else "a GPU named twice; one shard per GPU of"
+        raise Usage(f"--gpus {option}: {what} this host's GPUs ({','.join(visible)})")
+    return named
 
 
 def plan_devices(shards, gpus):
@@ -127,19 +149,51 @@ def run_shards(bench_ops, args, devices, run_id, work, times):
                f"--benchmark_out={out}", "--benchmark_out_format=json"]
         if times:
             cmd.append(f"--opbench_shard_times={times}")
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        # Its own session: a Ctrl-C reaches opbench-shard alone, which passes it on once (wait_or_stop).
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+                                start_new_session=True)
         prefix = f"[shard {i} {label}] "
         for stream, sink in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):
             t = threading.Thread(target=forward, args=(stream, sink, prefix, lock), daemon=True)
             t.start()
             threads.append(t)
         procs.append((proc, out))
-    results = []
-    for proc, out in procs:
-        results.append((proc.wait(), out))
+    stopped_by = wait_or_stop([proc for proc, _ in procs])
     for t in threads:
         t.join()
-    return results
+    return [(proc.returncode, out) for proc, out in procs], stopped_by
+
+
+def wait_or_stop(procs):
+    """Waits for every shard; on SIGINT or SIGTERM passes that signal on to the shards still running (each
+    writes what it finished and exits), kills any still running after STOP_GRACE_S. The signal, or None."""
+    previous = signal.signal(signal.SIGTERM, cli.on_sigterm)
+    stopped_by = None
+    try:
+        for proc in procs:
+            proc.wait()
+    except KeyboardInterrupt:
+        stopped_by = signal.SIGINT
+    except cli.Terminated:
+        stopped_by = signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if stopped_by is None:
+        return None
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # a second Ctrl-C must not cut the merge short
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    print(f"opbench-shard: {signal.Signals(stopped_by).name}: stopping the shards, then merging what they finished",
+          file=sys.stderr)
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(stopped_by)
+    for proc in procs:
+        try:
+            proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return stopped_by
 
 
 def read_shard_json(path):
@@ -276,7 +330,7 @@ def _main(argv: list | None) -> int:
         if merged_path and os.path.abspath(merged_path) in rows_files:
             raise Usage(f"--benchmark_out={merged_path} is also a file --output {rows} writes (its dashboard "
                         "records); choose another")
-        gpus = [g.strip() for g in opts.gpus.split(",") if g.strip()] if opts.gpus else visible_gpus()
+        gpus = chosen_gpus(opts.gpus, visible_gpus())
         devices = plan_devices(opts.shards, gpus)
         order = case_order(opts.bench_ops, args)
     except (Usage, MissingBinary, ValueError) as e:
@@ -288,11 +342,13 @@ def _main(argv: list | None) -> int:
     print(f"opbench-shard: {len(devices)} shards on {', '.join(label for label, _ in devices)}, {len(order)} cases "
           f"selected, run id {run_id}", file=sys.stderr)
     try:
-        results = run_shards(opts.bench_ops, args, devices, run_id, work, opts.times)
+        results, stopped_by = run_shards(opts.bench_ops, args, devices, run_id, work, opts.times)
         doc, notes = merge(results, devices, order, run_id)
+        if stopped_by is not None:
+            doc["context"]["opbench_interrupted"] = signal.Signals(stopped_by).name
         if merged_path:
             pathlib.Path(merged_path).parent.mkdir(parents=True, exist_ok=True)
-            pathlib.Path(merged_path).write_text(json.dumps(doc, indent=2) + "\n")
+            cli.write_atomically(merged_path, json.dumps(doc, indent=2) + "\n")
     finally:
         if not opts.keep_dir:
             shutil.rmtree(work, ignore_errors=True)
@@ -310,6 +366,10 @@ def _main(argv: list | None) -> int:
               file=sys.stderr)
     if merged_path:
         print(f"opbench-shard: merged Google Benchmark JSON in {merged_path}", file=sys.stderr)
+    if stopped_by is not None:
+        print(f"opbench-shard: interrupted by {signal.Signals(stopped_by).name}: the merged results hold what the "
+              "shards finished", file=sys.stderr)
+        return 128 + stopped_by
     code = exit_code([c for c, _ in results])
     if code:
         print(f"opbench-shard: failed shard(s): {', '.join(str(i) for i, (c, _) in enumerate(results) if c != 0)}; "
