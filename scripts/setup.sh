@@ -78,7 +78,11 @@ for script in $(sed -n 's/^\(opbench-[a-z-]*\) = .*/\1/p' "$root/tools/pyproject
 done
 if [ "$installed_from" != "$(realpath "$root/tools/opbench_tools")" ] || [ "$scripts_missing" = 1 ]; then
   say "installing the tools package (editable, from $root/tools) into the venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$root/tools" >&2
+  if ! "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$root/tools" >&2; then
+    say "pip could not build the tools package. Offline (--no-index), pip needs --no-build-isolation and the venv"
+    say "needs setuptools >= 64 and wheel ($venv/bin/pip install wheel; setuptools >= 70.1 needs none): tools/README.md"
+    exit 1
+  fi
 else
   say "venv has the tools package (editable, from $root/tools)"
 fi

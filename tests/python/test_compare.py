@@ -188,7 +188,7 @@ def test_console_table_and_colour(pair, capsys):
     code, out, _ = run_main(list(pair) + ["--color", "never"], capsys)
     assert code == 0 and "\033[" not in out
     line = next(l for l in out.splitlines() if l.startswith("LayerNorm/bf16/4096x8192/aten"))
-    assert "  100 us" in line and "106.1 us" in line and "6.0% slower" in line and line.endswith("SLOWER")
+    assert "  100 us" in line and "106.1 us" in line and "+6.0%" in line and line.endswith("SLOWER")
     assert "GB/s" in out and "TFLOP/s" not in out             # all-zero counters get no column
     assert "illegal memory access" in out and "geomean" in out
     _, out, _ = run_main(list(pair) + ["--color", "always"], capsys)
@@ -260,3 +260,22 @@ def test_binaries_mode_failing_binary_exits_2(tmp_path, capsys):
     code, _, err = run_main(["--binaries", "/bin/false", "/bin/false", "--repetitions", "1",
                              "--out-dir", str(tmp_path)], capsys)
     assert code == 2 and "/bin/false" in err and "status 1" in err
+
+
+def test_console_table_fits_100_columns_and_switches_to_ms(tmp_path, capsys):
+    """Issue #38: the table was 125-160 columns and never showed ms. Both counters, names of 30 and 50
+    characters: every line within 100 columns, a longer name on its own line, 1.5 ms and 999.97 us as ms."""
+    names = {"LayerNorm/bf16/4096x8192/aten": 100.0, "MLP/bf16/4096x16384x4096/silu_and_mul/cuda_graph": 1534.0,
+             "Gemv/bf16/4096/aten": 999.97}
+
+    def side(path, factor):
+        entries = [dict(entry(n, t * factor * (1 + 0.001 * r), r, 10), **{"GB/s": 1e3 / t, "TFLOP/s": 12.5})
+                   for n, t in names.items() for r in range(10)]
+        path.write_text(json.dumps({"context": {"opbench_processes": 10}, "benchmarks": entries}))
+        return str(path)
+    code, out, _ = run_main([side(tmp_path / "o.json", 1.0), side(tmp_path / "n.json", 1.06)], capsys)
+    assert code == 0 and "TFLOP/s" in out
+    assert max(len(line) for line in out.splitlines()) <= 100, out
+    assert "MLP/bf16/4096x16384x4096/silu_and_mul/cuda_graph\n" in out and "1.541 ms" in out
+    assert compare.fmt_value(999.97e-6, "real_time") == "1 ms" and compare.fmt_value(1.5e-3, "cpu_time") == "1.5 ms"
+    assert compare.fmt_value(999.4e-6, "real_time") == "999.4 us" and compare.fmt_value(2.5, "real_time") == "2.5 s"

@@ -117,8 +117,17 @@ def test_installed_scripts_find_the_binaries_in_the_build_folder(fresh_venv, tmp
     code, out = listed("--build-dir", str(tmp_path / "option_build"), variable=tmp_path / "env_build")
     assert code == 0 and "fake/from_option" in out                                   # --build-dir first
     code, out = listed(cwd=tmp_path)                                                  # no build anywhere
-    assert code != 0 and "Traceback" not in out and "site-packages" not in out
-    assert "--build-dir" in out and build_dir.VARIABLE in out and str(tmp_path / "build" / "bench_instr") in out
+    assert code == 2 and "Traceback" not in out and "site-packages" not in out
+    assert "tried" in out and str(tmp_path / "build" / "bench_instr") in out and len(out.splitlines()) == 1
+    assert "--build-dir" in out and build_dir.VARIABLE in out
+    repo = tmp_path / "repo"                               # run inside a checkout: its build/ is found
+    (repo / "tools").mkdir(parents=True)
+    (repo / "tools" / "pyproject.toml").write_text("")
+    (repo / "CMakeLists.txt").write_text("")
+    (repo / "docs").mkdir()
+    fake_build(repo / "build", "checkout")
+    code, out = listed(cwd=repo / "docs")
+    assert code == 0 and "fake/from_checkout" in out
 
 
 def test_the_checkouts_package_is_the_one_tested_and_finds_the_checkouts_build(monkeypatch, tmp_path):

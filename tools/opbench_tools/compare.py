@@ -25,6 +25,7 @@ from opbench_tools.stats import (DEFAULT_ALPHA, DEFAULT_THRESHOLD, NOISE_Z, Case
 COLOURS = {"SLOWER": "31", "FASTER": "32", "NOISY": "33", "UNSURE": "33", "FAILED": "35", "N/A": "35"}
 SEVERITY = ["FAILED", "SLOWER", "UNSURE", "NOISY", "N/A", "FASTER", "SAME"]
 SHOWN_COUNTERS = ("GB/s", "TFLOP/s")
+CONSOLE_COLUMNS = 100    # the console table's width (a longer case name gets a line of its own)
 PLOT_MAX_CASES = 400      # one bar a case: more is no longer readable (nor drawable: the figure's height)
 
 
@@ -34,9 +35,10 @@ def fmt_value(x: float | None, metric: str) -> str:
         return "-"
     if metric not in ("real_time", "cpu_time"):
         return f"{x:.4g}"
-    for scale, unit in ((1e-6, "ns"), (1e-3, "us"), (1.0, "ms")):
-        if abs(x) < scale:
-            return f"{x * 1e3 / scale:.4g} {unit}"
+    for scale, unit in ((1e-9, "ns"), (1e-6, "us"), (1e-3, "ms")):
+        text = f"{x / scale:.4g}"
+        if abs(float(text)) < 1000:   # 999.96 us rounds to 1000: shown as 1 ms
+            return f"{text} {unit}"
     return f"{x:.4g} s"
 
 
@@ -60,12 +62,22 @@ def fmt_noise(case: CaseResult) -> str:
     return "-" if case.stderr is None else f"±{100 * 2 * case.stderr:.1f}%"
 
 
-def fmt_counter(case: CaseResult, counter: str) -> str:
+def fmt_counter(case: CaseResult, counter: str, both: bool = True) -> str:
+    """The counter's old -> new (change); with both=False its new value only (the console table)."""
     c = case.counters.get(counter)
     if not c or not (c["old"] or c["new"]):
         return "-"
+    if not both:
+        return f"{c['new']:.4g}"
     change = "" if c["change"] is None else f" ({100 * c['change']:+.1f}%)"
     return f"{c['old']:.4g} -> {c['new']:.4g}{change}"
+
+
+def fmt_signed_change(change: float | None) -> str:
+    """The change for the console table: +6.0% = 6% slower (worse), -4.0% = 4% faster."""
+    if change is None:
+        return "-"
+    return "0.0%" if abs(change) < 5e-4 else f"{100 * change:+.1f}%"
 
 
 def shown_counters(comp: Comparison) -> list:
@@ -74,14 +86,16 @@ def shown_counters(comp: Comparison) -> list:
             if any(k in c.counters and (c.counters[k]["old"] or c.counters[k]["new"]) for c in comp.cases)]
 
 
-def table_rows(comp: Comparison) -> tuple:
+def table_rows(comp: Comparison, compact: bool = False) -> tuple:
+    """(header, rows); compact (the console): the change signed (+ = slower), the counters' new values."""
     counters = shown_counters(comp)
     header = ["case", "old", "new", "change", "p", "±2se"] + counters + ["verdict"]
+    change = fmt_signed_change if compact else fmt_change
     rows = []
     for c in comp.cases:
         rows.append([c.name, fmt_value(c.old.median if c.old else None, comp.metric),
-                     fmt_value(c.new.median if c.new else None, comp.metric), fmt_change(c.change),
-                     fmt_p(c), fmt_noise(c)] + [fmt_counter(c, k) for k in counters] + [c.verdict])
+                     fmt_value(c.new.median if c.new else None, comp.metric), change(c.change),
+                     fmt_p(c), fmt_noise(c)] + [fmt_counter(c, k, not compact) for k in counters] + [c.verdict])
     return header, rows
 
 
@@ -92,18 +106,29 @@ def summary_line(comp: Comparison) -> str:
     return f"geomean {geo} over {len(comp.cases)} cases: " + ", ".join(parts)
 
 
-def heading(comp: Comparison) -> str:
+def heading(comp: Comparison, wrap: bool = False):
+    """What was compared: one line (markdown), or a list of lines of at most CONSOLE_COLUMNS (wrap)."""
     better = "higher" if higher_is_better(comp.metric) else "lower"
     thresholds = sorted({c.threshold for c in comp.cases})
     thr = "/".join(f"{100 * t:g}%" for t in thresholds)
-    return (f"{comp.metric} ({better} is better), old {comp.old_path} ({comp.old_reps} reps) vs new "
-            f"{comp.new_path} ({comp.new_reps} reps); alpha {comp.alpha:g}, threshold {thr}")
+    parts = [f"{comp.metric} ({better} is better),", f"old {comp.old_path} ({comp.old_reps} reps)",
+             f"vs new {comp.new_path} ({comp.new_reps} reps);", f"alpha {comp.alpha:g}, threshold {thr}"]
+    if not wrap:
+        return " ".join(parts)
+    lines = [parts[0]]
+    for part in parts[1:] + ["(change: + is slower; ±2se: two standard errors of the change; counters: new values)"]:
+        joined = f"{lines[-1]} {part}"
+        lines[-1:] = [joined] if len(joined) <= CONSOLE_COLUMNS else [lines[-1], part]
+    return lines
 
 
 # ---------------------------------------------------------------- outputs
 def render_console(comp: Comparison, colour: bool) -> str:
-    header, rows = table_rows(comp)
+    """The table within CONSOLE_COLUMNS: a case name too long for its column gets a line of its own."""
+    header, rows = table_rows(comp, compact=True)
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    numbers = sum(widths[1:]) + 2 * (len(widths) - 1)
+    widths[0] = max(len(header[0]), min(widths[0], CONSOLE_COLUMNS - numbers))
 
     def line(cells: list, verdict: str | None = None) -> str:
         out = []
@@ -114,8 +139,12 @@ def render_console(comp: Comparison, colour: bool) -> str:
             out.append(text)
         return "  ".join(out).rstrip()
 
-    lines = [heading(comp), line(header), "  ".join("-" * w for w in widths)]
-    lines += [line(r, r[-1]) for r in rows]
+    lines = heading(comp, wrap=True) + [line(header), "  ".join("-" * w for w in widths)]
+    for r in rows:
+        if len(r[0]) > widths[0]:
+            lines.append(r[0])
+            r = [""] + r[1:]
+        lines.append(line(r, r[-1]))
     lines.append(summary_line(comp))
     lines += [f"note: {c.name}: {c.note}" for c in comp.cases if c.note]
     lines += [f"THROTTLED: {c.name}: {throttle_text(c)}" for c in comp.cases if c.throttled]
