@@ -66,8 +66,8 @@ def load_policy(path: str | None) -> Policy:
     """The policy at `path` (default: the packaged perf-policy.json, or DEFAULTS if that is absent),
     keys it omits taking the defaults. InputError naming the file and entry on any problem."""
     raw: dict = {}
-    if path or os.path.exists(DEFAULT_POLICY_PATH):
-        path = path or DEFAULT_POLICY_PATH
+    if path is not None or os.path.exists(DEFAULT_POLICY_PATH):
+        path = DEFAULT_POLICY_PATH if path is None else path
         raw = read_json_object(path)
     p = path or "(built-in)"
     _keys(p, "top level", raw, set(DEFAULTS))

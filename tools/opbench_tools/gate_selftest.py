@@ -157,8 +157,10 @@ def parse_args(argv: list) -> argparse.Namespace:
                    "rounds that finished")
     p.add_argument("--bench-arg", action="append", default=[], metavar="ARGS", help="extra bench_ops arguments")
     args = p.parse_args(argv)
-    if args.rounds < 1 or args.jobs < 1 or not args.slowdown > 0 or (args.repetitions or 2) < 2:
-        p.error("need rounds >= 1, jobs >= 1, slowdown > 0, repetitions >= 2")
+    if not (1 <= args.rounds <= 1000 and 1 <= args.jobs <= 1024 and 0 < args.slowdown <= 1000
+            and 2 <= (args.repetitions or 2) <= 1000 and (args.time_budget is None or 0 < args.time_budget < math.inf)):
+        p.error("need 1 <= rounds <= 1000, 1 <= jobs <= 1024, 0 < slowdown <= 1000, 2 <= repetitions <= 1000, "
+                "time budget > 0")
     return args
 
 
@@ -175,6 +177,9 @@ def _main(argv: list | None) -> int:
         if args.repetitions < policy.min_repetitions:
             raise InputError(f"--repetitions {args.repetitions} is below the policy's min_repetitions "
                              f"({policy.min_repetitions}): the gate would refuse every round")
+        if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
+            raise InputError(f"--binary {args.binary}: no such program (build it: scripts/build.sh)")
+        cli.check_outputs({"--binary": args.binary, "--policy": args.policy}, {"--json": args.json})
         out_dir = args.out_dir or tempfile.mkdtemp(prefix="opbench-gate-selftest-")
         os.makedirs(out_dir, exist_ok=True)
         processes, groups = plan(args, out_dir)
@@ -199,8 +204,7 @@ def _main(argv: list | None) -> int:
                   filter=args.filter, binary=args.binary, jobs=args.jobs, wall_s=wall_s)
     print("\n".join(report(result, args, wall_s)))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=1)
+        cli.write_atomically(args.json, json.dumps(result, indent=1))
     reliable = all(c["caught"] >= RELIABLE * c["detection_rounds"] for c in result["cases"].values())
     return 0 if result["aa_rounds_failed"] == 0 and reliable else 1
 

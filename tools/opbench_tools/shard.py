@@ -320,7 +320,7 @@ def _main(argv: list | None) -> int:
                         "'Several GPUs'), not an opbench-shard")
         if opts.bench_ops is None:
             opts.bench_ops = str(binary("bench_ops"))
-        elif not os.access(opts.bench_ops, os.X_OK):
+        elif not (os.path.isfile(opts.bench_ops) and os.access(opts.bench_ops, os.X_OK)):
             raise Usage(f"{opts.bench_ops}: no such program (build it: scripts/build.sh; or --bench-ops PATH)")
         if opts.times and not os.path.isfile(opts.times):
             raise Usage(f"--times {opts.times}: no such file")

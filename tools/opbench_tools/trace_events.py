@@ -9,10 +9,13 @@ TraceError naming the file and the event; a valid trace without GPU events raise
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import zlib
 from typing import Any, List, Sequence, Tuple
+
+from opbench_tools.json_input import MAX_INPUT_BYTES, InputError, read_bytes
 
 # Categories used when no process carries a "GPU" process_labels entry.
 FALLBACK_GPU_CATEGORIES: Tuple[str, ...] = (
@@ -43,15 +46,17 @@ def load_trace(path: str) -> Any:
     Raises TraceError (naming the file) on unreadable / non-JSON input.
     """
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise TraceError(f"{path}: cannot read file: {e.strerror or e}") from None
+        raw = read_bytes(path)
+    except InputError as e:
+        raise TraceError(str(e)) from None
     if raw[:2] == GZIP_MAGIC:
         try:
-            raw = gzip.decompress(raw)
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
+                raw = unzipped.read(MAX_INPUT_BYTES + 1)
         except (OSError, EOFError, zlib.error) as e:
             raise TraceError(f"{path}: not a valid gzip file: {e}") from None
+        if len(raw) > MAX_INPUT_BYTES:
+            raise TraceError(f"{path}: unzips to more than the {MAX_INPUT_BYTES // 2**20} MiB limit on inputs")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
