@@ -279,3 +279,19 @@ def test_console_table_fits_100_columns_and_switches_to_ms(tmp_path, capsys):
     assert "MLP/bf16/4096x16384x4096/silu_and_mul/cuda_graph\n" in out and "1.541 ms" in out
     assert compare.fmt_value(999.97e-6, "real_time") == "1 ms" and compare.fmt_value(1.5e-3, "cpu_time") == "1.5 ms"
     assert compare.fmt_value(999.4e-6, "real_time") == "999.4 us" and compare.fmt_value(2.5, "real_time") == "2.5 s"
+
+
+def test_a_large_file_is_read_entry_by_entry_into_arrays(tmp_path):
+    """Issue #38: the whole document was parsed into dicts first (a 200 MB file: 1.8 GB). Entries are now
+    parsed one at a time and kept as doubles: the peak stays within a small multiple of the file's size."""
+    import tracemalloc
+    path = tmp_path / "big.json"
+    entries = ",".join('{"name":"a","real_time":%d}' % (i % 997 + 1) for i in range(30_000))
+    path.write_text('{"benchmarks":[' + entries + "]}")
+    size = path.stat().st_size
+    tracemalloc.start()
+    run = results.load_run(str(path))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(run.cases["a"].values["real_time"]) == 30_000
+    assert peak < 3 * size, f"{peak} bytes at peak for a {size}-byte file"

@@ -151,7 +151,8 @@ def tool_option_probes():
         yield "targets", ["{rows}", "--device", "X", "--factor", v]
     yield "targets", ["{rows}", "--device", "Nowhere"]
     yield "targets", ["{bad_rows}", "--device", "X"]
-    for argv in (["--total-us", "-1"], ["--total-s", "nan"], ["--mm-pattern", "("], ["--total-us", "1", "--total-s", "1"]):
+    for argv in (["--total-us", "-1"], ["--total-s", "nan"], ["--mm-pattern", "("],
+                 ["--total-us", "1", "--total-s", "1"]):
         yield "trace", ["{trace}", *argv]
     yield from (("shard", argv) for argv in shard_probes())
 
@@ -182,7 +183,8 @@ MAINS = {"compare": compare.main, "gate": gate.main, "plot": plot_sweep.main, "t
 def folder(tmp_path_factory):
     """The probe folder: good inputs, every hostile content, and the special paths."""
     root = tmp_path_factory.mktemp("hostile")
-    paths = {"dir": str(root), "outdir": str(tmp_path_factory.mktemp("written")), "missing": str(root / "missing.json"), "folder": str(root / "a_folder"),
+    paths = {"dir": str(root), "outdir": str(tmp_path_factory.mktemp("written")),
+             "missing": str(root / "missing.json"), "folder": str(root / "a_folder"),
              "fifo": str(root / "a_fifo"), "loop": str(root / "loop"), "dangling": str(root / "dangling")}
     (root / "a_folder").mkdir()
     os.mkfifo(root / "a_fifo")

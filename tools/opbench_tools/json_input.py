@@ -32,17 +32,29 @@ def read_bytes(path: str, limit: int = MAX_INPUT_BYTES) -> bytes:
     except (OSError, ValueError) as e:
         raise InputError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(fd).st_mode
-        kind = next((name for test, name in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a file")
+        st = os.fstat(fd)
+        regular = stat.S_ISREG(st.st_mode)
+        kind = next((name for test, name in _KINDS if test(st.st_mode)), None if regular else "not a file")
         if kind:
             raise InputError(f"{path}: is {kind}, not a regular file: inputs are read from files only")
         try:
-            data = f.read(limit + 1)
+            data = _read_upto(f, min(st.st_size, limit), limit)
         except OSError as e:
             raise InputError(f"{path}: cannot read: {e.strerror}") from None
     if len(data) > limit:
         raise InputError(f"{path}: larger than the {limit // 2**20} MiB limit on inputs "
                          "(docs/inputs_and_exit_codes.md)")
+    return data
+
+
+def _read_upto(f, expected: int, limit: int) -> bytes:
+    """Up to limit + 1 bytes of `f`: one read of the size the file had, then chunks while it grows."""
+    data = f.read(expected + 1)
+    while len(data) > expected and len(data) <= limit:
+        chunk = f.read(min(1 << 24, limit + 1 - len(data)))
+        if not chunk:
+            break
+        data += chunk
     return data
 
 
