@@ -2,12 +2,14 @@
 for every exception a tool's own handling did not catch, never a traceback.
 
 Exit codes: 2 for unusable input (a bad argument, an unreadable or malformed file, anything the tool
-could not make sense of, out of memory); 130 / 143 for SIGINT / SIGTERM. OPBENCH_TRACEBACK=1 re-raises
+could not make sense of, out of memory); 130 / 143 for SIGINT / SIGTERM; 141 when stdout is closed
+early (a pipe into `head`), silently. OPBENCH_TRACEBACK=1 re-raises
 an unexpected exception, for whoever debugs the tool.
 """
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import signal
 import sys
@@ -44,6 +46,9 @@ def run(prog: str, body, argv) -> int:
         return _say(prog, "interrupted (SIGINT)", 128 + signal.SIGINT)
     except Terminated:
         return _say(prog, "terminated (SIGTERM)", 128 + signal.SIGTERM)
+    except BrokenPipeError:   # stdout closed early (| head): stop quietly, as a pipeline expects
+        _silence_stdout()
+        return 128 + signal.SIGPIPE
     except MemoryError:
         return _say(prog, "error: out of memory (an input too large for this machine?)", UNUSABLE)
     except RecursionError:
@@ -58,6 +63,15 @@ def run(prog: str, body, argv) -> int:
             return _say(prog, f"error: {e}", UNUSABLE)
         return _say(prog, f"error: unexpected {type(e).__name__}: {e} ({TRACEBACK_VARIABLE}=1 shows where)",
                     UNUSABLE)
+
+
+def _silence_stdout() -> None:
+    """Points stdout at /dev/null so that the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
 
 
 def _say(prog: str, message: str, code: int) -> int:
