@@ -49,6 +49,17 @@ def policy_file(tmp_path, **policy):
     return ["--policy", str(path)]
 
 
+def logical_lines(out):
+    """The report's lines with their indented continuations joined back."""
+    lines = []
+    for line in out.splitlines():
+        if line.startswith("    ") and lines:
+            lines[-1] += line[4:]
+        else:
+            lines.append(line)
+    return lines
+
+
 def gate_main(argv, capsys):
     code = gate.main(argv)
     captured = capsys.readouterr()
@@ -63,7 +74,7 @@ def test_clean_run_passes(runs, capsys):
 def test_regression_fails_and_prints_its_numbers(runs, capsys):
     code, out, _ = gate_main(runs({"A/bf16/1/aten": scaled(BASE, 1.06), "B/bf16/1/aten": BASE}), capsys)
     assert code == 1
-    line = next(l for l in out.splitlines() if l.startswith("FAIL"))
+    line = next(l for l in logical_lines(out) if l.startswith("FAIL"))
     for text in ("REGRESSION", "A/bf16/1/aten", "100 us -> 106.1 us", "6.0% slower", "> 3% allowed", "p=",
                  "10 vs 10 reps"):
         assert text in line
@@ -188,7 +199,7 @@ def test_target_miss_fails_with_numbers(tmp_path, capsys):
                       "mlp,flops_utilization,,0.4,bfloat16,cuda,H100,False,aten,,,no target")
     code, out, _ = gate_main(["--experiments", rows], capsys)
     assert code == 1
-    (line,) = [l for l in out.splitlines() if l.startswith("FAIL")]
+    (line,) = [l for l in logical_lines(out) if l.startswith("FAIL")]
     assert "TARGET MISS: layer_norm/bfloat16/memory_bandwidth(GB/s)" in line
     assert "actual 1520 < 1710 = target 1800 - 5%" in line and "84.4% of target" in line
 
@@ -199,7 +210,7 @@ def test_lower_is_better_target_and_missing_actual(tmp_path, capsys):
                       "mixtral,compilation_time(s),100,120,int8,cuda,H100,True,,,,",
                       "llama,token_per_sec,100,,bfloat16,cuda,H100,True,,,,incomplete: 1 of 1 cases failed")
     code, out, _ = gate_main(["--experiments", rows], capsys)
-    fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+    fails = [l for l in logical_lines(out) if l.startswith("FAIL")]
     assert code == 1 and len(fails) == 2
     assert "actual 120 > 105 = target 100 + 5%" in fails[0]
     assert "llama/bfloat16/token_per_sec" in fails[1] and "no measured value" in fails[1]
@@ -233,3 +244,11 @@ def test_help_and_usage_errors():
         assert word in out
     bad = subprocess.run(run + ["only_one.json"], capture_output=True, text=True)
     assert bad.returncode == 2 and "BASE.json NEW.json" in bad.stderr
+
+
+def test_report_lines_fit_100_columns(runs, capsys):
+    """Issue #38: a finding was one line of 115-160 columns; now it continues on indented lines."""
+    code, out, _ = gate_main(runs({"A/bf16/1/aten": scaled(BASE, 1.06), "B/bf16/1/aten": BASE}), capsys)
+    assert code == 1 and max(len(line) for line in out.splitlines() if "policy" not in line) <= 100, out
+    (line,) = [l for l in logical_lines(out) if l.startswith("FAIL")]
+    assert "100 us -> 106.1 us, 6.0% slower > 3% allowed; p=" in line

@@ -15,6 +15,7 @@ import csv
 import datetime
 import io
 import math
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ from opbench_tools.json_input import read_text
 from opbench_tools.stats import NOISE_Z, RERUN_ADVICE, CaseResult, Comparison, compare_runs
 
 FAILING = ("regression", "failed", "target", "missing", "throttled-fail")
+CONSOLE_COLUMNS = 100   # report lines longer than this continue on indented lines
 
 
 # ---------------------------------------------------------------- findings
@@ -206,7 +208,20 @@ def report_lines(out: Outcome, policy: Policy, min_reps: int) -> list:
                      f"policy's min_repetitions: {', '.join(out.undersampled[:5])}"
                      f"{' ...' if len(out.undersampled) > 5 else ''}; {RERUN_ADVICE}")
     lines.append("gate: " + verdict_line(out))
-    return lines
+    return [part for line in lines for part in wrap(line)]
+
+
+def wrap(line: str, width: int = CONSOLE_COLUMNS) -> list:
+    """`line` in pieces of at most `width` columns, broken after '; ' or ', ' (a piece without one stays
+    whole); the pieces after the first are indented by four spaces."""
+    pieces = [""]
+    for part in re.split(r"(?<=; )|(?<=, )", line):
+        indent = "    " if len(pieces) > 1 else ""
+        if pieces[-1] and len(indent + pieces[-1] + part) > width:
+            pieces.append(part)
+        else:
+            pieces[-1] += part
+    return [pieces[0].rstrip()] + ["    " + p.rstrip() for p in pieces[1:]]
 
 
 def verdict_line(out: Outcome) -> str:
