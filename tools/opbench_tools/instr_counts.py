@@ -38,7 +38,8 @@ from opbench_tools.instr_pool import NAME_PREFIX, Job, Progress, default_jobs, l
 from opbench_tools.instr_server import WORKER_ENV
 
 SUITE = "instruction_counts"
-BUILD_DIR_HELP = "where bench_instr is (default: $OPBENCH_BUILD_DIR, else the checkout's build/, else ./build)"
+BUILD_DIR_HELP = ("where bench_instr is (default: $OPBENCH_BUILD_DIR, else build/ of the package's checkout or of "
+                  "the checkout you are in, else ./build)")
 
 
 def bench_instr_path(build_dir: str | None) -> Path:

@@ -306,7 +306,8 @@ def _main(argv: list | None) -> int:
     parser.add_argument("--shards", type=int, help="processes (default: one per visible GPU)")
     parser.add_argument("--gpus", help="comma-separated GPU indices or UUIDs to use (default: all visible)")
     parser.add_argument("--bench-ops", help="the bench_ops binary (default: bench_ops in the build folder: "
-                        "$OPBENCH_BUILD_DIR, else the checkout's build/, else ./build)")
+                        "$OPBENCH_BUILD_DIR, else build/ of the package's checkout or of the checkout you are in, "
+                        "else ./build)")
     parser.add_argument("--times", help="a previous run's --benchmark_out JSON: balance on its times")
     parser.add_argument("--keep-dir", help="keep each shard's own JSON in this folder")
     parser.add_argument("bench_ops_args", nargs=argparse.REMAINDER, help="-- then bench_ops' flags")
