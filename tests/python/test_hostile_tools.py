@@ -249,3 +249,17 @@ def test_probe(folder, monkeypatch, tool, argv, codes):
 def test_there_are_enough_probes_for_every_tool():
     per_tool = {t: sum(1 for tool, _, _ in PROBES if tool == t) for t in MAINS}
     assert len(PROBES) >= 300 and min(per_tool.values()) >= 10, per_tool
+
+
+def test_outputs_replace_a_file_atomically_and_write_devices_directly(tmp_path):
+    from opbench_tools import cli
+    target = tmp_path / "report.md"
+    target.write_text("old")
+    target.chmod(0o640)
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    cli.write_atomically(str(link), "new")
+    assert link.is_symlink() and target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.md", "report.md"]   # no temporary left
+    cli.write_atomically(os.devnull, "discarded")
+    assert pathlib.Path(os.devnull).is_char_device()

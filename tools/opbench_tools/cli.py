@@ -85,14 +85,25 @@ def _say(prog: str, message: str, code: int) -> int:
 
 def write_atomically(path: str, text) -> None:
     """Writes `text` (str or bytes) to `path` through a unique temporary file beside it, renamed over it at the end: a
-    failure leaves the previous file as it was. A symbolic link's target is the file replaced."""
+    failure leaves the previous file as it was. A symbolic link's target is the file replaced. An output
+    that is not a regular file (/dev/null, a pipe such as /dev/fd/63) is written directly, never replaced."""
+    import stat
     import tempfile
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        special = False
+    if special:
+        with open(path, "wb") as f:
+            f.write(data)
+        return
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8") if isinstance(text, str) else text)
+            f.write(data)
         if os.path.exists(target):
             os.chmod(tmp, os.stat(target).st_mode & 0o7777)
         else:
