@@ -96,7 +96,7 @@ def median(values) -> float:
 def qn_scale(x: list) -> float:
     """Rousseeuw-Croux Qn: a robust standard deviation (50% breakdown, 82% efficiency at the normal,
     twice MAD's), the k-th smallest pairwise distance, k = C(n//2 + 1, 2), with the finite-n factor.
-    O(n log n) memory: the distances are never all formed (pairwise.kth_pairwise_distance)."""
+    O(n) memory: the distances are never all formed (pairwise.kth_pairwise_distance)."""
     numpy()   # pairwise needs it: InputError with what to do when it is missing
     from opbench_tools.pairwise import kth_pairwise_distance
     n = len(x)
