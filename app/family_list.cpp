@@ -7,9 +7,11 @@
 namespace opbench {
 namespace {
 
-std::string join_shapes(const std::vector<Dims>& shapes) {
+// The shapes as the family names them in its cases ("7b-32L", "1GiB"), not as raw dims.
+std::string join_shapes(const Family& f, const std::vector<Dims>& shapes) {
   std::ostringstream out;
-  for (size_t i = 0; i < shapes.size(); ++i) out << (i ? " " : "") << shape_name(shapes[i]);
+  for (size_t i = 0; i < shapes.size(); ++i)
+    out << (i ? " " : "") << (f.name_shape ? f.name_shape(shapes[i]) : shape_name(shapes[i]));
   return shapes.empty() ? "-" : out.str();
 }
 
@@ -33,7 +35,7 @@ void print_family_list(std::ostream& out, const DeviceInfo& device) {
       if (b.needs_cuda) out << "(GPU)";
       if (b.measures) out << "[" << ceiling_kind_name(*b.measures) << " ceiling]";
     }
-    out << "\n  GPU shapes: " << join_shapes(f.gpu_shapes) << "\n  CPU shapes: " << join_shapes(f.cpu_shapes)
+    out << "\n  GPU shapes: " << join_shapes(f, f.gpu_shapes) << "\n  CPU shapes: " << join_shapes(f, f.cpu_shapes)
         << "\n  cases here: " << cases_of(f, device).size() << "\n";
     if (!f.python_module.empty()) out << "  inductor module: benchmarks/" << f.python_module << "\n";
   }

@@ -26,6 +26,9 @@ def test_list_describes_every_family_without_running():
     assert "experiment layer_norm (memory_bandwidth(GB/s))" in proc.stdout
     assert "cuda(GPU)" in proc.stdout and "copy(GPU)[copy ceiling]" in proc.stdout
     assert "Experiments on" not in proc.stdout
+    # shapes as the cases name them, not as raw dims ("0x32")
+    assert "GPU shapes: 7b-32L\n  CPU shapes: tiny-2L" in proc.stdout
+    assert "GPU shapes: 8B 64B 512B 4KiB" in proc.stdout
 
 
 def test_compact_view_fits_a_terminal_with_one_header():
