@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "opbench/cases.h"
+#include "opbench/fnv1a.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDAStream.h>
@@ -61,10 +62,8 @@ std::optional<double> recorded_compile_seconds(const std::string& package) {
 }  // namespace
 
 std::string fnv1a64(const std::string& bytes) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (unsigned char b : bytes) h = (h ^ b) * 0x100000001B3ull;
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a_hash(bytes)));
   return hex;
 }
 

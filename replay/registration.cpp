@@ -18,6 +18,7 @@
 
 #include "opbench/cases.h"
 #include "opbench/check.h"
+#include "opbench/fnv1a.h"
 #include "replay/graph_capture.h"
 #include "replay/operator_call.h"
 #include "replay/stacks.h"
@@ -48,12 +49,7 @@ bool first_call_within_budget(CaseContext& ctx, const CaseSetup& setup, const st
 
 // FNV-1a: the same inputs for a case whatever else runs (both backends of an input share them).
 std::uint64_t case_seed(const std::string& model, const std::string& op, int input) {
-  std::uint64_t hash = 1469598103934665603ull;
-  for (char c : model + "/" + op + "/" + std::to_string(input)) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ull;
-  }
-  return hash;
+  return fnv1a_hash(model + "/" + op + "/" + std::to_string(input));
 }
 
 // Bytes: every input tensor read once and every output tensor written once, logical sizes

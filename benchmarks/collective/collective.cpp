@@ -63,6 +63,7 @@
 #include "collective/communicator.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
+#include "opbench/fnv1a.h"
 #include "opbench/world.h"
 
 namespace opbench {
@@ -160,11 +161,7 @@ Work work_of(Op op, c10::ScalarType dtype, const Dims& dims) {
 }
 
 // FNV-1a of the case name: the same on every rank and host.
-int64_t fingerprint(const std::string& name) {
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
-  return static_cast<int64_t>(hash >> 2);
-}
+int64_t fingerprint(const std::string& name) { return static_cast<int64_t>(fnv1a_hash(name) >> 2); }
 
 // Every rank says whether it can go on with this case: all go on, or all stop with the reason.
 void agree(Communicator& comm, const std::string& name, const std::string& problem, const std::string& step) {

@@ -61,6 +61,7 @@
 #include "decode/shard.h"
 #include "opbench/check.h"
 #include "opbench/family.h"
+#include "opbench/fnv1a.h"
 #include "opbench/world.h"
 
 #ifdef OPBENCH_HAVE_CUDA
@@ -85,20 +86,11 @@ std::string tp_shape_name(const Dims& dims) {
 
 ModelConfig rank_config(const Dims& dims) { return decode::shard_config(decode::config_of(dims), dims.at(2)); }
 
-Work tp_work(c10::ScalarType dtype, const Dims& dims) {
-  const ModelConfig shard = rank_config(dims);
-  Work w;
-  w.bytes_read = decode::streamed_bytes_per_token(shard, dtype == c10::kChar, c10::kBFloat16) *
-                 static_cast<double>(shard.new_tokens);
-  w.items = static_cast<double>(shard.new_tokens);
-  return w;
-}
+Work tp_work(c10::ScalarType dtype, const Dims& dims) { return decode::generation_work(rank_config(dims), dtype); }
 
 // 62 bits of FNV-1a over bytes: equal on every rank and host for equal input.
 int64_t fingerprint(const void* data, size_t size) {
-  uint64_t hash = 1469598103934665603ull;
-  for (size_t i = 0; i < size; ++i) hash = (hash ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
-  return static_cast<int64_t>(hash >> 2);
+  return static_cast<int64_t>(fnv1a_hash(std::string_view(static_cast<const char*>(data), size)) >> 2);
 }
 
 std::string error_text(const std::exception& e) {
