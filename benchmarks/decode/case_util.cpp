@@ -32,6 +32,13 @@ std::string model_shape_name(const std::vector<int64_t>& dims) {
   return config_names().at(static_cast<size_t>(dims.at(0))) + "-" + std::to_string(dims.at(1)) + "L";
 }
 
+Work generation_work(const ModelConfig& cfg, c10::ScalarType dtype) {
+  Work w;
+  w.bytes_read = streamed_bytes_per_token(cfg, dtype == c10::kChar, c10::kBFloat16) * static_cast<double>(cfg.new_tokens);
+  w.items = static_cast<double>(cfg.new_tokens);
+  return w;
+}
+
 std::vector<int64_t> prompt_of(const ModelConfig& cfg) {
   std::vector<int64_t> prompt;
   for (int64_t i = 0; i < cfg.prompt_len; ++i) prompt.push_back((7 + 31 * i) % cfg.vocab);

@@ -12,6 +12,7 @@
 
 #include "decode/model.h"
 #include "opbench/experiment.h"
+#include "opbench/work.h"
 
 namespace opbench::decode {
 
@@ -19,6 +20,10 @@ namespace opbench::decode {
 const std::vector<std::string>& config_names();
 ModelConfig config_of(const std::vector<int64_t>& dims);
 std::string model_shape_name(const std::vector<int64_t>& dims);   // "7b-32L"
+
+// One generation of `cfg` (a whole model or one rank's shard): new_tokens tokens, each streaming the
+// model's bytes once.
+Work generation_work(const ModelConfig& cfg, c10::ScalarType dtype);
 
 // A fixed prompt inside every vocabulary here.
 std::vector<int64_t> prompt_of(const ModelConfig& cfg);

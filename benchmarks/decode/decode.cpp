@@ -176,15 +176,7 @@ void run_decode(CaseContext& ctx) {
   counters["model_GB"] = streamed / 1e9;
 }
 
-// One generation: new_tokens tokens, each streaming the model's bytes once.
-Work decode_work(c10::ScalarType dtype, const Dims& dims) {
-  const ModelConfig cfg = config_of(dims);
-  Work w;
-  w.bytes_read = decode::streamed_bytes_per_token(cfg, dtype == c10::kChar, c10::kBFloat16) *
-                 static_cast<double>(cfg.new_tokens);
-  w.items = static_cast<double>(cfg.new_tokens);
-  return w;
-}
+Work decode_work(c10::ScalarType dtype, const Dims& dims) { return decode::generation_work(config_of(dims), dtype); }
 
 std::vector<Backend> decode_backends() {
   return {{"eager"}, {"graph", true}, {"graph_serial", true}, {"aten_graph", true}, {"inductor"}};
