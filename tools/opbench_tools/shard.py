@@ -135,42 +135,45 @@ def forward(stream, sink, prefix, lock):
     stream.close()
 
 
+def start_shard(i, cuda, count, bench_ops, args, run_id, work, times):
+    """Starts shard i in a session of its own: (process, json path)."""
+    env = dict(os.environ, OPBENCH_SHARD=str(i))
+    if cuda is not None:   # nvidia-smi's numbering is the PCI order; make CUDA's the same
+        env["CUDA_VISIBLE_DEVICES"] = cuda
+        env.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    out = work / f"shard{i}.json"
+    cmd = [bench_ops, *args, f"--opbench_shard={i}/{count}", f"--opbench_run_id={run_id}",
+           f"--benchmark_out={out}", "--benchmark_out_format=json"]
+    if times:
+        cmd.append(f"--opbench_shard_times={times}")
+    # Its own session: a Ctrl-C reaches opbench-shard alone, which passes it on once (stop_shards).
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+                            start_new_session=True)
+    return proc, out
+
+
+def forward_output(proc, prefix, lock):
+    """Threads that copy the shard's stdout and stderr line by line, each line prefixed."""
+    threads = []
+    for stream, sink in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):
+        t = threading.Thread(target=forward, args=(stream, sink, prefix, lock), daemon=True)
+        t.start()
+        threads.append(t)
+    return threads
+
+
 def run_shards(bench_ops, args, devices, run_id, work, times):
-    """Starts every shard, forwards its output line by line, waits; [(returncode, json path)]."""
+    """Starts every shard, forwards its output line by line, waits; ([(returncode, json path)], the signal
+    that stopped the run or None). A SIGINT or SIGTERM from the first shard's start on stops the shards
+    started so far (stop_shards): what they finished is merged, whenever the signal comes."""
     lock = threading.Lock()
-    procs, threads = [], []
-    for i, (label, cuda) in enumerate(devices):
-        env = dict(os.environ, OPBENCH_SHARD=str(i))
-        if cuda is not None:   # nvidia-smi's numbering is the PCI order; make CUDA's the same
-            env["CUDA_VISIBLE_DEVICES"] = cuda
-            env.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
-        out = work / f"shard{i}.json"
-        cmd = [bench_ops, *args, f"--opbench_shard={i}/{len(devices)}", f"--opbench_run_id={run_id}",
-               f"--benchmark_out={out}", "--benchmark_out_format=json"]
-        if times:
-            cmd.append(f"--opbench_shard_times={times}")
-        # Its own session: a Ctrl-C reaches opbench-shard alone, which passes it on once (wait_or_stop).
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-                                start_new_session=True)
-        prefix = f"[shard {i} {label}] "
-        for stream, sink in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):
-            t = threading.Thread(target=forward, args=(stream, sink, prefix, lock), daemon=True)
-            t.start()
-            threads.append(t)
-        procs.append((proc, out))
-    stopped_by = wait_or_stop([proc for proc, _ in procs])
-    for t in threads:
-        t.join()
-    return [(proc.returncode, out) for proc, out in procs], stopped_by
-
-
-def wait_or_stop(procs):
-    """Waits for every shard; on SIGINT or SIGTERM passes that signal on to the shards still running (each
-    writes what it finished and exits), kills any still running after STOP_GRACE_S. The signal, or None."""
+    procs, threads, stopped_by = [], [], None
     previous = signal.signal(signal.SIGTERM, cli.on_sigterm)
-    stopped_by = None
     try:
-        for proc in procs:
+        for i, (label, cuda) in enumerate(devices):
+            procs.append(start_shard(i, cuda, len(devices), bench_ops, args, run_id, work, times))
+            threads += forward_output(procs[-1][0], f"[shard {i} {label}] ", lock)
+        for proc, _ in procs:
             proc.wait()
     except KeyboardInterrupt:
         stopped_by = signal.SIGINT
@@ -178,9 +181,18 @@ def wait_or_stop(procs):
         stopped_by = signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, previous)
-    if stopped_by is None:
-        return None
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # a second Ctrl-C must not cut the merge short
+    if stopped_by is not None:
+        stop_shards([proc for proc, _ in procs], stopped_by)
+    for t in threads:
+        t.join()
+    return [(proc.returncode, out) for proc, out in procs], stopped_by
+
+
+def stop_shards(procs, stopped_by):
+    """Passes `stopped_by` on to the shards still running (each writes what it finished and exits); kills
+    any still running after STOP_GRACE_S. Further signals are ignored, so a second Ctrl-C cannot cut the
+    merge short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     print(f"opbench-shard: {signal.Signals(stopped_by).name}: stopping the shards, then merging what they finished",
           file=sys.stderr)
@@ -193,7 +205,6 @@ def wait_or_stop(procs):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    return stopped_by
 
 
 def read_shard_json(path):
