@@ -22,9 +22,11 @@
 #include <nccl.h>
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "opbench/check.h"
 #include "opbench/device.h"
@@ -87,6 +89,7 @@ class NcclComm {
   NcclComm(const ncclUniqueId& id, int rank, int size) { OPBENCH_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank)); }
   ~NcclComm() {
     if (comm_) ncclCommDestroy(comm_);   // every collective was waited for: nothing is in flight
+    for (const auto& [bytes, memory] : windows_) ncclMemFree(memory);   // its windows went with the comm
   }
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -95,9 +98,27 @@ class NcclComm {
     if (comm_) ncclCommAbort(comm_);
     comm_ = nullptr;
   }
+  // `bytes` (a multiple of 4096, NCCL's window alignment) of ncclMemAlloc's memory registered as a symmetric
+  // window, one per byte count (communicator.h: symmetric_tensor).
+  void* symmetric_window(size_t bytes) {
+    if (auto known = windows_.find(bytes); known != windows_.end()) return known->second;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+    void* memory = nullptr;
+    OPBENCH_NCCL_CHECK(ncclMemAlloc(&memory, bytes));
+    ncclWindow_t window = nullptr;
+    const ncclResult_t registered = ncclCommWindowRegister(comm_, memory, bytes, &window, NCCL_WIN_COLL_SYMMETRIC);
+    if (registered != ncclSuccess) ncclMemFree(memory);
+    OPBENCH_NCCL_CHECK(registered);
+    windows_.emplace(bytes, memory);
+    return memory;
+#else
+    throw Error("NCCL " + std::to_string(NCCL_VERSION_CODE) + " has no symmetric windows (2.27 added them)");
+#endif
+  }
 
  private:
   ncclComm_t comm_ = nullptr;
+  std::map<size_t, void*> windows_;   // bytes -> memory registered as a symmetric window
 };
 
 ncclDataType_t nccl_type(c10::ScalarType dtype) {
@@ -381,6 +402,21 @@ std::vector<int64_t> Communicator::max_over_ranks(const std::vector<int64_t>& va
   wait();
   at::Tensor host = flags.cpu().contiguous();   // after the all_reduce on the same stream
   return std::vector<int64_t>(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
+}
+
+at::Tensor Communicator::symmetric_tensor(at::IntArrayRef sizes, c10::ScalarType dtype) {
+  Impl& impl = *impl_;
+  impl.check_usable();
+  const at::TensorOptions options = at::TensorOptions().dtype(dtype);
+#ifdef OPBENCH_HAVE_NCCL
+  if (impl.nccl) {
+    const size_t align = 4096;   // NCCL_WIN_REQUIRED_ALIGNMENT of NCCL 2.28
+    const size_t bytes = static_cast<size_t>(c10::multiply_integers(sizes)) * c10::elementSize(dtype);
+    void* memory = impl.nccl->symmetric_window(std::max(align, (bytes + align - 1) / align * align));
+    return at::from_blob(memory, sizes, options.device(at::kCUDA, static_cast<c10::DeviceIndex>(current_device().index)));
+  }
+#endif
+  return at::empty(sizes, options);
 }
 
 }  // namespace opbench::collective

@@ -72,6 +72,10 @@ struct Model {
   // w2's), before the residual add; on a GPU it only enqueues on the current stream (capturable). Empty
   // for a whole model.
   std::function<void(at::Tensor&)> all_reduce;
+  // Where the own-kernel step writes that partial output ([1, dim], act dtype) when set: memory the
+  // all-reduce sums fastest in (NCCL: a symmetric window, Communicator::symmetric_tensor). Undefined:
+  // the step's own buffer.
+  at::Tensor reduce_buffer;
 };
 
 // Random weights on `device` (seeded by the caller through at::manual_seed; a whole model's config): randn / sqrt(fan_in) for

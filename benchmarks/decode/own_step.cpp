@@ -71,7 +71,8 @@ std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
   std::string gemv = model.int8 ? "gemv_int8(fused dequantize)" : "gemv_bf16";
   std::string names = "own:" + gemv + "+rms_norm/rope_cache/residual_add/swiglu," +
                       (model.cfg.moe() ? "gather_gemv,top2_route,residual_add," : "") + "decode_attention,next_token";
-  if (model.all_reduce) names += ",residual_add nccl:all_reduce x2/layer";
+  if (model.all_reduce)
+    names += std::string(",residual_add nccl:all_reduce x2/layer") + (model.reduce_buffer.defined() ? " (symmetric window)" : "");
   return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding";
 }
 
@@ -83,7 +84,7 @@ void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, cudaStream_t stream
     kernels::launch_gemv(a, stream);
     return;
   }
-  at::Tensor partial = delta_.narrow(0, 0, 1);
+  at::Tensor partial = m_.reduce_buffer.defined() ? m_.reduce_buffer : delta_.narrow(0, 0, 1);
   kernels::launch_gemv(gemv_args(l, x, partial), stream);
   m_.all_reduce(partial);
   kernels::ResidualAddArgs add;

@@ -5,7 +5,10 @@
 // its kv heads) and the step sums wo's and w2's partial outputs over the ranks -- an all-reduce of a
 // [1, dim] activation each, through the Collective family's Communicator (NCCL on a GPU, gloo on the
 // CPU) -- before each residual add. On a GPU the step is the own-kernel step (own_step.h) with the
-// all-reduces enqueued on its stream, so the step's CUDA graph holds them.
+// all-reduces enqueued on its stream, so the step's CUDA graph holds them; the own step writes those
+// partial outputs into a symmetric NCCL window (Communicator::symmetric_tensor), where NCCL sums a
+// [1, dim] activation with its symmetric kernels, unless OPBENCH_NCCL_SYMMETRIC=0 (ordinary memory,
+// NCCL's ring/tree kernels: the comparison). The case's note says which.
 //
 // Cases: Llama2TP/<bf16|int8>/7b-32L-tp<2|4>/<backend>, Llama2_70bTP/bf16/70b-80L-tp4/<backend>
 // (Llama-2-70B: dim 8192, 80 layers, 64 heads, 8 KV heads, FFN 28672), on the CPU
@@ -37,7 +40,8 @@
 //   memory_bandwidth(GB/s)   one GPU's (its shard's bytes x tok/s); counter aggregate_GB/s = x tp
 //   startup_time(s), token_latency_p50(ms), token_latency_p90(ms)   as Llama2's
 //   allreduce_share(%) the share of the token time spent in all-reduce: 2 x layers all-reduces of a bf16
-//                      [1, dim] activation, captured alone in a CUDA graph and replayed 20 times after a
+//                      [1, dim] activation (in the step's buffer: the symmetric window or not),
+//                      captured alone in a CUDA graph and replayed 20 times after a
 //                      warm-up (CUDA events), i.e. one token's all-reduces without the step around them,
 //                      / the token time (1 / tok/s). CPU: the same all-reduces back to back, host clock.
 // Counters: allreduce_ms/token, allreduce_%token, ranks, model_GB (the whole model's bytes per token),
@@ -51,6 +55,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 
@@ -152,6 +157,13 @@ Model make_rank_shard(CaseContext& ctx, Communicator& comm) {
   return m;
 }
 
+// OPBENCH_NCCL_SYMMETRIC: "0" keeps the partial outputs in ordinary memory; unset or "1" puts them in a
+// symmetric window (bench_ops checked the value at start).
+bool symmetric_window_wanted() {
+  const char* value = std::getenv("OPBENCH_NCCL_SYMMETRIC");
+  return !(value && std::string(value) == "0");
+}
+
 decode::CheckedStep aten_step(Model& m) {
   return [&m](const at::Tensor& token, const at::Tensor& pos, decode::Routes*) { return decode::forward_aten(m, token, pos); };
 }
@@ -210,7 +222,8 @@ void set_counters(CaseContext& ctx, const std::vector<double>& ms, double startu
 
 // One token's all-reduces alone (the header's allreduce_share), milliseconds.
 double all_reduce_ms_per_token(const Model& m, bool gpu) {
-  at::Tensor x = at::zeros({1, m.cfg.dim}, m.tok_emb.options());   // zeros: stays finite however often summed
+  // zeros: stays finite however often summed
+  at::Tensor x = m.reduce_buffer.defined() ? m.reduce_buffer.zero_() : at::zeros({1, m.cfg.dim}, m.tok_emb.options());
   return decode::graphed_milliseconds([&] {
     for (int64_t i = 0; i < 2 * m.cfg.n_layers; ++i) m.all_reduce(x);
   }, gpu, kAllReduceReplays);
@@ -271,6 +284,12 @@ void run_tp_decode(CaseContext& ctx) {
     if (model.int8) replicated.push_back(model.output.scale);
     return checksum(replicated);
   }, "the replicated tensors (token embedding, final norm, output head)");
+  if (gpu && info.backend != "aten_graph" && symmetric_window_wanted()) {
+    ranks.run("registering the all-reduce buffer as a symmetric window", [&] {   // collective: after the shards
+      model.reduce_buffer = comm.symmetric_tensor({1, model.cfg.dim}, model.act_dtype);
+      return int64_t{0};
+    });
+  }
   ranks.run("the logits check", [&] {
     const std::string problem = check_tp_logits(model, decode::config_of(info.dims), info.backend);
     if (!problem.empty()) throw Error(problem);
