@@ -24,6 +24,7 @@ import time
 import torch
 
 from opbench_tools import benchmark_json
+from torch_compile_timings import tuned_kernels
 
 
 def _family_model():
@@ -77,12 +78,18 @@ def run(name, c, int8, backend, device, runs):
         inductor_config.coordinate_descent_tuning = True
         inductor_config.triton.unique_kernel_names = True
         inductor_config.fx_graph_cache = True
+        # AOTInductor's kernels carry store_cubin in their source, hence in their tuning-cache key: on,
+        # the compiled step's kernels read the package build's coordinate-descent choices from inductor's
+        # cache (torch_compile_timings.py says why), so both time the same kernels
+        inductor_config.triton.store_cubin = True
         step = torch.compile(decode_one_token, mode="reduce-overhead", fullgraph=True)
     sync(device)
     first = time.perf_counter()
+    tuned_before = tuned_kernels() if backend == "compile" else 0
     with torch.no_grad():
         generate(m, step, prompt, device)
         sync(device)
+        tuned_here = tuned_kernels() - tuned_before if backend == "compile" else 0
         startup = time.perf_counter() - start
         first_generation = time.perf_counter() - first
         generate(m, step, prompt, device)  # cudagraph trees record on the second call
@@ -98,7 +105,8 @@ def run(name, c, int8, backend, device, runs):
     tok_s = c["new_tokens"] / seconds
     return dict(model=name, backend="python_" + backend, layers=c["n_layers"], tok_s=tok_s,
                 gbps=streamed * tok_s / 1e9, model_GB=streamed / 1e9, startup_s=startup,
-                first_generation_s=first_generation, generations=runs, seconds=times)
+                first_generation_s=first_generation, generations=runs, seconds=times,
+                kernels_tuned_here=tuned_here)
 
 
 def bench_ops_figures(path):
@@ -160,7 +168,8 @@ def main():
                 continue
             results.append(r)
             print(f"{name} {r['backend']}: {r['tok_s']:.1f} tok/s, {r['gbps']:.0f} GB/s, startup "
-                  f"{r['startup_s']:.1f} s (first generation {r['first_generation_s']:.1f} s)", flush=True)
+                  f"{r['startup_s']:.1f} s (first generation {r['first_generation_s']:.1f} s), kernels tuned here "
+                  f"{r['kernels_tuned_here']}", flush=True)
             if args.json:
                 with open(args.json, "w", encoding="utf-8") as f:
                     json.dump(dict(device=torch.cuda.get_device_name() if args.device == "cuda" else "cpu",

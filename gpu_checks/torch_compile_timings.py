@@ -8,6 +8,15 @@ inductor settings file. Here each module runs eager and under torch.compile(dyna
 settings (gpt-fast's by default), its output checked against eager, then timed with eager_timings.py's
 method: the stream held, the same read flush of 2x L2, events, the median.
 
+Same kernels, not two searches: coordinate-descent tuning picks a kernel's launch configuration by timing
+candidates, so two compilations of one module settle on different configurations (up to 40% apart on
+the smaller GEMVs). AOTInductor compiles every kernel with `triton.store_cubin` on, which is part of the
+kernel's source and so of its tuning-cache key; this script turns it on too (it changes what is stored,
+not the kernel), so torch.compile's kernels have the package's sources and read the package build's
+choices from inductor's cache (TORCHINDUCTOR_CACHE_DIR, or its default: run on the machine that built the
+packages). Each case reports how many kernels it tuned itself ("tuned here"): 0 means it reused the
+package's tuning; more means the sources differ and the two searches are independent.
+
   torch_compile_timings.py --bench-ops build/bench_ops --filter REGEX --json out.json [--compare bench_ops.json]
 
 --compare puts, per case, bench_ops' inductor (the AOTInductor package), this torch.compile, the own
@@ -16,6 +25,7 @@ kernel (`cuda`) and ATen (`aten`) side by side, with GB/s (bytes as bench_ops co
 import argparse
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 
@@ -43,24 +53,34 @@ def module_of(path):
     return module
 
 
+def tuned_kernels():
+    """How many kernels inductor's cache holds a tuning result for (its *.best_config files)."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+    return sum(name.endswith(".best_config") for _, _, names in os.walk(cache_dir()) for name in names)
+
+
 def time_case(entry, samples, flush):
-    """(eager us, torch.compile us) of one plan entry; raises when compiled and eager disagree."""
+    """(eager us, torch.compile us, kernels tuned here) of one plan entry; raises when compiled and eager
+    disagree."""
     torch.manual_seed(0)
     mod, inputs = module_of(entry["module"]).case(DTYPES[entry["dtype"]], entry["dims"], "cuda")
     mod = mod.eval()
     compiled = torch.compile(mod, dynamic=False)
+    tuned_before = tuned_kernels()
     eager_out, compiled_out = mod(*inputs).float(), compiled(*inputs).float()
+    tuned_here = tuned_kernels() - tuned_before
     torch.testing.assert_close(compiled_out, eager_out, rtol=2e-2, atol=2e-2 * eager_out.abs().max().item())
     eager_us = time_eager(lambda: mod(*inputs), samples, flush)
-    return eager_us, time_eager(lambda: compiled(*inputs), samples, flush)
+    return eager_us, time_eager(lambda: compiled(*inputs), samples, flush), tuned_here
 
 
-def compare_table(bench_ops_json, record):
-    """bench_ops' inductor and own kernel beside this torch.compile, per case."""
+def compare_table(bench_ops_json, record, tuned):
+    """bench_ops' inductor and own kernel beside this torch.compile, per case; `tuned`: kernels each case
+    tuned here (0: the package's tuning reused)."""
     ours = benchmark_json.successful_iterations(bench_ops_json)
     us = benchmark_json.medians_us(bench_ops_json)
     print(f"{'case':30} {'aot us':>8} {'py us':>8} {'aot vs py':>9} {'cuda us':>8} {'aten us':>8} "
-          f"{'aot GB/s':>8} {'cuda vs aot':>11}")
+          f"{'aot GB/s':>8} {'cuda vs aot':>11} {'tuned here':>10}")
     for case, inductor_us in record.items():
         if not case.endswith("/inductor"):
             continue
@@ -71,9 +91,11 @@ def compare_table(bench_ops_json, record):
         vs_py = f"{100 * (aot / inductor_us - 1):+8.1f}%" if aot else f"{'-':>9}"
         own = f"{100 * (aot / cuda - 1):+10.1f}%" if aot and cuda else f"{'-':>11}"
         gbps = f"{nbytes / aot / 1e3:8.0f}" if aot and nbytes else f"{'-':>8}"
-        print(f"{base:30} {fmt(aot)} {fmt(inductor_us)} {vs_py} {fmt(cuda)} {fmt(aten)} {gbps} {own}")
+        print(f"{base:30} {fmt(aot)} {fmt(inductor_us)} {vs_py} {fmt(cuda)} {fmt(aten)} {gbps} {own} "
+              f"{tuned.get(base, '-'):>10}")
     print("aot vs py: bench_ops' AOTInductor package against torch.compile here (+: the package is slower);"
-          " cuda vs aot: + means the own kernel is faster than the package by that much")
+          " cuda vs aot: + means the own kernel is faster than the package by that much; tuned here: kernels"
+          " torch.compile tuned itself (0: it reused the package's coordinate-descent choices)")
 
 
 def main():
@@ -91,23 +113,25 @@ def main():
     plan = plan_of(args.bench_ops, args.filter)
     with open(plan["settings"]["path"], encoding="utf-8") as f:
         settings = json.load(f)
-    flush, record = Flush(), {}
-    with torch.no_grad(), torch._inductor.config.patch(settings):
+    flush, record, tuned = Flush(), {}, {}
+    with torch.no_grad(), torch._inductor.config.patch({**settings, "triton.store_cubin": True}):
         for entry in plan["packages"]:
             try:
-                eager_us, inductor_us = time_case(entry, args.samples, flush)
+                eager_us, inductor_us, tuned_here = time_case(entry, args.samples, flush)
             except Exception as e:   # one case's failure keeps the others
                 print(f"{entry['case']}: failed: {type(e).__name__}: {e}", file=sys.stderr)
                 continue
             base = entry["case"][: -len("/inductor")]
             record[base + "/eager"], record[base + "/inductor"] = eager_us, inductor_us
-            print(f"{entry['case']}: eager {eager_us:.2f} us, torch.compile {inductor_us:.2f} us", flush=True)
+            tuned[base] = tuned_here
+            print(f"{entry['case']}: eager {eager_us:.2f} us, torch.compile {inductor_us:.2f} us, "
+                  f"kernels tuned here {tuned_here}", flush=True)
             torch._dynamo.reset()
     with open(args.json, "w", encoding="utf-8") as f:
         json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "settings": settings,
-                   "median_us": record}, f, indent=1)   # "<case>/eager" and "<case>/inductor", microseconds
+                   "median_us": record, "tuned_here": tuned}, f, indent=1)   # "<case>/eager" and "<case>/inductor", microseconds
     if args.compare:
-        compare_table(args.compare, record)
+        compare_table(args.compare, record, tuned)
     return 0 if record else 1
 
 
