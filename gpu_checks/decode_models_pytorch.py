@@ -24,7 +24,7 @@ import time
 import torch
 
 from opbench_tools import benchmark_json
-from torch_compile_timings import tuned_kernels
+from torch_compile_timings import package_kernel_sources, tuned_since, tuning_results
 
 
 def _family_model():
@@ -78,18 +78,18 @@ def run(name, c, int8, backend, device, runs):
         inductor_config.coordinate_descent_tuning = True
         inductor_config.triton.unique_kernel_names = True
         inductor_config.fx_graph_cache = True
-        # AOTInductor's kernels carry store_cubin in their source, hence in their tuning-cache key: on,
-        # the compiled step's kernels read the package build's coordinate-descent choices from inductor's
-        # cache (torch_compile_timings.py says why), so both time the same kernels
-        inductor_config.triton.store_cubin = True
+        # the package's kernel sources, so the package build's coordinate-descent choices from inductor's
+        # cache: both time the same kernels (torch_compile_timings.py says why)
+        for name, value in package_kernel_sources().items():
+            setattr(inductor_config.triton, name.split(".")[1], value)
         step = torch.compile(decode_one_token, mode="reduce-overhead", fullgraph=True)
     sync(device)
     first = time.perf_counter()
-    tuned_before = tuned_kernels() if backend == "compile" else 0
+    tuned_before = tuning_results() if backend == "compile" else {}
     with torch.no_grad():
         generate(m, step, prompt, device)
         sync(device)
-        tuned_here = tuned_kernels() - tuned_before if backend == "compile" else 0
+        tuned_here = tuned_since(tuned_before) if backend == "compile" else 0
         startup = time.perf_counter() - start
         first_generation = time.perf_counter() - first
         generate(m, step, prompt, device)  # cudagraph trees record on the second call

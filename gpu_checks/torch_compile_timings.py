@@ -11,10 +11,10 @@ method: the stream held, the same read flush of 2x L2, events, the median.
 Same kernels, not two searches: coordinate-descent tuning picks a kernel's launch configuration by timing
 candidates, so two compilations of one module settle on different configurations (up to 40% apart on
 the smaller GEMVs). AOTInductor compiles every kernel with `triton.store_cubin` on, which is part of the
-kernel's source and so of its tuning-cache key; this script turns it on too (it changes what is stored,
-not the kernel), so torch.compile's kernels have the package's sources and read the package build's
-choices from inductor's cache (TORCHINDUCTOR_CACHE_DIR, or its default: run on the machine that built the
-packages). Each case reports how many kernels it tuned itself ("tuned here"): 0 means it reused the
+kernel's source and so of its tuning-cache key; this script turns it on too (package_kernel_sources: it
+changes what is stored, not the kernel), so torch.compile's kernels have the package's sources and read
+the package build's choices from inductor's cache (TORCHINDUCTOR_CACHE_DIR, or its default: run on the machine that built the
+packages). Each case reports how many tuning results it wrote ("tuned here"): 0 means it reused the
 package's tuning; more means the sources differ and the two searches are independent.
 
   torch_compile_timings.py --bench-ops build/bench_ops --filter REGEX --json out.json [--compare bench_ops.json]
@@ -53,10 +53,27 @@ def module_of(path):
     return module
 
 
-def tuned_kernels():
-    """How many kernels inductor's cache holds a tuning result for (its *.best_config files)."""
+def tuning_results():
+    """{path: mtime} of the tuning results in inductor's cache (its *.best_config files)."""
     from torch._inductor.runtime.cache_dir_utils import cache_dir
-    return sum(name.endswith(".best_config") for _, _, names in os.walk(cache_dir()) for name in names)
+    return {os.path.join(folder, name): os.path.getmtime(os.path.join(folder, name))
+            for folder, _, names in os.walk(cache_dir()) for name in names if name.endswith(".best_config")}
+
+
+def tuned_since(before):
+    """How many tuning results were written (new or rewritten) since `before` (tuning_results())."""
+    return sum(before.get(path) != mtime for path, mtime in tuning_results().items())
+
+
+def package_kernel_sources():
+    """The inductor settings that give torch.compile's kernels the package's sources (so the package
+    build's tuning), with the runtime cost of the one that differs switched off: store_cubin makes each
+    launch of a Python-wrapped kernel save its cubin for an AOT wrapper (a hash of the binary per launch,
+    about 1 ms per call of a several-kernel module, which the timing would count); nothing here reads
+    those cubins."""
+    from torch._inductor.runtime import triton_heuristics
+    triton_heuristics.CachingAutotuner.save_gpu_kernel = lambda self, stream, launcher: None
+    return {"triton.store_cubin": True}
 
 
 def time_case(entry, samples, flush):
@@ -66,9 +83,9 @@ def time_case(entry, samples, flush):
     mod, inputs = module_of(entry["module"]).case(DTYPES[entry["dtype"]], entry["dims"], "cuda")
     mod = mod.eval()
     compiled = torch.compile(mod, dynamic=False)
-    tuned_before = tuned_kernels()
+    tuned_before = tuning_results()
     eager_out, compiled_out = mod(*inputs).float(), compiled(*inputs).float()
-    tuned_here = tuned_kernels() - tuned_before
+    tuned_here = tuned_since(tuned_before)
     torch.testing.assert_close(compiled_out, eager_out, rtol=2e-2, atol=2e-2 * eager_out.abs().max().item())
     eager_us = time_eager(lambda: mod(*inputs), samples, flush)
     return eager_us, time_eager(lambda: compiled(*inputs), samples, flush), tuned_here
@@ -114,7 +131,7 @@ def main():
     with open(plan["settings"]["path"], encoding="utf-8") as f:
         settings = json.load(f)
     flush, record, tuned = Flush(), {}, {}
-    with torch.no_grad(), torch._inductor.config.patch({**settings, "triton.store_cubin": True}):
+    with torch.no_grad(), torch._inductor.config.patch({**settings, **package_kernel_sources()}):
         for entry in plan["packages"]:
             try:
                 eager_us, inductor_us, tuned_here = time_case(entry, args.samples, flush)

@@ -244,10 +244,10 @@ at::Tensor forward_aten(Model& m, const at::Tensor& tokens, const at::Tensor& in
     const Layer& layer = m.layers[static_cast<size_t>(l)];
     at::Tensor xn = rms_norm(h, layer.attn_norm, m.cfg.norm_eps);
     at::Tensor attn_out = linear(layer.wo, attention(m, l, linear(layer.wqkv, xn), input_pos, cos_t, sin_t, mask));
-    if (m.all_reduce) m.all_reduce(attn_out);
+    if (m.all_reduce) m.all_reduce(attn_out, attn_out);
     h = h + attn_out;
     at::Tensor ffn_out = feed_forward(m, l, rms_norm(h, layer.ffn_norm, m.cfg.norm_eps), forced);
-    if (m.all_reduce) m.all_reduce(ffn_out);
+    if (m.all_reduce) m.all_reduce(ffn_out, ffn_out);
     h = h + ffn_out;
   }
   return linear(m.output, rms_norm(h, m.norm, m.cfg.norm_eps));

@@ -68,13 +68,15 @@ struct Model {
   std::vector<Layer> layers;
   at::Tensor k_cache, v_cache;                  // [layers, kv_heads, max_len, head_dim], act dtype
   at::Tensor rope_cos, rope_sin;                // fp32 [max_len, head_dim / 2]
-  // A shard's sum over the ranks, in place, of a row-parallel layer's partial output [T, dim] (wo's and
-  // w2's), before the residual add; on a GPU it only enqueues on the current stream (capturable). Empty
-  // for a whole model.
-  std::function<void(at::Tensor&)> all_reduce;
-  // Where the own-kernel step writes that partial output ([1, dim], act dtype) when set: memory the
-  // all-reduce sums fastest in (NCCL: a symmetric window, Communicator::symmetric_tensor). Undefined:
-  // the step's own buffer.
+  // A shard's sum over the ranks of a row-parallel layer's partial output [T, dim] (wo's and w2's) into
+  // `sum` (which may be `partial` itself), before the residual add; on a GPU it only enqueues on the
+  // current stream (capturable). Empty for a whole model.
+  std::function<void(const at::Tensor& partial, const at::Tensor& sum)> all_reduce;
+  // Where the own-kernel step keeps those partials and sums when set: [4, dim] (act dtype) in memory the
+  // all-reduce is fastest on (NCCL: a symmetric window, Communicator::symmetric_tensor). Rows 0 -> 1
+  // hold wo's partial -> sum, rows 2 -> 3 w2's: out of place, and a rank writes a partial row again only
+  // after the next all-reduce, which no peer enters before it has finished reading the last one.
+  // Undefined: the step's own buffer, summed in place.
   at::Tensor reduce_buffer;
 };
 

@@ -76,20 +76,23 @@ std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
   return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding";
 }
 
-// h += l . x: the GEMV adds into h; a shard's GEMV writes its partial, summed over the ranks, then added.
-void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, cudaStream_t stream) {
+// h += l . x: the GEMV adds into h; a shard's GEMV writes its partial, summed over the ranks, then added
+// (with Model::reduce_buffer: wo's, `second` false, in its rows 0 -> 1, w2's in rows 2 -> 3).
+void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaStream_t stream) {
   if (!m_.all_reduce) {
     kernels::GemvArgs a = gemv_args(l, x, h_);
     a.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
     kernels::launch_gemv(a, stream);
     return;
   }
-  at::Tensor partial = m_.reduce_buffer.defined() ? m_.reduce_buffer : delta_.narrow(0, 0, 1);
+  const bool window = m_.reduce_buffer.defined();
+  at::Tensor partial = window ? m_.reduce_buffer.narrow(0, second ? 2 : 0, 1) : delta_.narrow(0, 0, 1);
+  at::Tensor sum = window ? m_.reduce_buffer.narrow(0, second ? 3 : 1, 1) : partial;
   kernels::launch_gemv(gemv_args(l, x, partial), stream);
-  m_.all_reduce(partial);
+  m_.all_reduce(partial, sum);
   kernels::ResidualAddArgs add;
   add.h = h_.data_ptr();
-  add.delta = partial.data_ptr();
+  add.delta = sum.data_ptr();
   add.n_delta = 1;
   add.dim = m_.cfg.dim;
   kernels::launch_residual_add(add, stream, programmatic_);
@@ -103,7 +106,7 @@ void OwnStep::feed_forward(int64_t l, cudaStream_t stream) {
     kernels::GemvArgs w13 = normed_args(layer.w13, layer.ffn_norm, act_);
     w13.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
     kernels::launch_gemv(w13, stream);
-    add_to_h(layer.w2, act_, stream);
+    add_to_h(layer.w2, act_, /*second=*/true, stream);
     return;
   }
   kernels::launch_gemv(normed_args(layer.gate, layer.ffn_norm, router_), stream);
@@ -160,7 +163,7 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     att.partials = attn_partials_.data_ptr<float>();
     att.counters = static_cast<unsigned*>(attn_counters_.data_ptr());
     kernels::launch_decode_attention(att, stream, programmatic_);
-    add_to_h(layer.wo, attn_, stream);
+    add_to_h(layer.wo, attn_, /*second=*/false, stream);
     feed_forward(l, stream);
   }
   kernels::launch_gemv(normed_args(m_.output, m_.norm, logits_), stream);

@@ -43,7 +43,7 @@ class OwnStep {
 
  private:
   void feed_forward(int64_t l, cudaStream_t stream);
-  void add_to_h(const Linear& l, const at::Tensor& x, cudaStream_t stream);
+  void add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaStream_t stream);
   kernels::GemvArgs gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) const;
   // gemv_args with the rms norm prologue: x is the residual stream h, normalized with `norm_w`.
   kernels::GemvArgs normed_args(const Linear& l, const at::Tensor& norm_w, at::Tensor& y) const;

@@ -153,7 +153,7 @@ Model make_rank_shard(CaseContext& ctx, Communicator& comm) {
                decode::streamed_bytes_per_token(whole, int8, act) / 1e9, decode::resident_bytes(shard, int8, act) / 1e9);
   if (ctx.device().is_cuda()) decode::require_device_memory(decode::resident_bytes(shard, int8, act) + 2e9);
   Model m = decode::make_shard(whole, comm.rank(), shard.tp, kSeed, act, int8, ctx.device());
-  m.all_reduce = [&comm](at::Tensor& partial) { comm.enqueue(Op::kAllReduce, partial, partial); };
+  m.all_reduce = [&comm](const at::Tensor& partial, const at::Tensor& sum) { comm.enqueue(Op::kAllReduce, partial, sum); };
   return m;
 }
 
@@ -222,10 +222,13 @@ void set_counters(CaseContext& ctx, const std::vector<double>& ms, double startu
 
 // One token's all-reduces alone (the header's allreduce_share), milliseconds.
 double all_reduce_ms_per_token(const Model& m, bool gpu) {
-  // zeros: stays finite however often summed
-  at::Tensor x = m.reduce_buffer.defined() ? m.reduce_buffer.zero_() : at::zeros({1, m.cfg.dim}, m.tok_emb.options());
+  // zeros: stay finite however often summed; the step's buffers, alternating as the step does
+  at::Tensor x = m.reduce_buffer.defined() ? m.reduce_buffer.zero_() : at::zeros({4, m.cfg.dim}, m.tok_emb.options());
   return decode::graphed_milliseconds([&] {
-    for (int64_t i = 0; i < 2 * m.cfg.n_layers; ++i) m.all_reduce(x);
+    for (int64_t i = 0; i < 2 * m.cfg.n_layers; ++i) {
+      const int64_t row = m.reduce_buffer.defined() ? 2 * (i % 2) : 0;
+      m.all_reduce(x.narrow(0, row, 1), x.narrow(0, row + (m.reduce_buffer.defined() ? 1 : 0), 1));
+    }
   }, gpu, kAllReduceReplays);
 }
 
@@ -286,7 +289,7 @@ void run_tp_decode(CaseContext& ctx) {
   }, "the replicated tensors (token embedding, final norm, output head)");
   if (gpu && info.backend != "aten_graph" && symmetric_window_wanted()) {
     ranks.run("registering the all-reduce buffer as a symmetric window", [&] {   // collective: after the shards
-      model.reduce_buffer = comm.symmetric_tensor({1, model.cfg.dim}, model.act_dtype);
+      model.reduce_buffer = comm.symmetric_tensor({4, model.cfg.dim}, model.act_dtype);
       return int64_t{0};
     });
   }

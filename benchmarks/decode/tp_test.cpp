@@ -124,7 +124,11 @@ double tp_vs_whole(const ModelConfig& c, int64_t tp, at::ScalarType act, bool in
   ThreadAllReduce reduce(static_cast<int>(tp));
   for (int64_t r = 0; r < tp; ++r) {
     shards.push_back(make_shard(c, r, tp, kSeed, act, int8, device));
-    shards.back().all_reduce = [&reduce, r](at::Tensor& t) { reduce(static_cast<int>(r), t); };
+    shards.back().all_reduce = [&reduce, r](const at::Tensor& partial, const at::Tensor& sum) {
+      at::Tensor t = partial;
+      reduce(static_cast<int>(r), t);
+      if (!sum.is_same(partial)) sum.copy_(t);
+    };
   }
   std::vector<at::Tensor> logits(static_cast<size_t>(tp));
   double worst = 0;
