@@ -104,6 +104,7 @@ class NcclComm {
     if (auto known = windows_.find(bytes); known != windows_.end()) return known->second;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
     void* memory = nullptr;
+    OPBENCH_CUDA_CHECK(cudaSetDevice(current_device().index));   // ncclMemAlloc allocates on the current device
     OPBENCH_NCCL_CHECK(ncclMemAlloc(&memory, bytes));
     ncclWindow_t window = nullptr;
     const ncclResult_t registered = ncclCommWindowRegister(comm_, memory, bytes, &window, NCCL_WIN_COLL_SYMMETRIC);

@@ -5,10 +5,11 @@
 // its kv heads) and the step sums wo's and w2's partial outputs over the ranks -- an all-reduce of a
 // [1, dim] activation each, through the Collective family's Communicator (NCCL on a GPU, gloo on the
 // CPU) -- before each residual add. On a GPU the step is the own-kernel step (own_step.h) with the
-// all-reduces enqueued on its stream, so the step's CUDA graph holds them; the own step writes those
-// partial outputs into a symmetric NCCL window (Communicator::symmetric_tensor), where NCCL sums a
-// [1, dim] activation with its symmetric kernels, unless OPBENCH_NCCL_SYMMETRIC=0 (ordinary memory,
-// NCCL's ring/tree kernels: the comparison). The case's note says which.
+// all-reduces enqueued on its stream, so the step's CUDA graph holds them. OPBENCH_NCCL_SYMMETRIC=1 puts
+// those partial outputs in a symmetric NCCL window instead (Communicator::symmetric_tensor), where NCCL
+// sums a [1, dim] activation with its symmetric kernels; on 2xH200 (NCCL 2.28.9, 2026-11-27) that step
+// failed its checks (int8 logits 67% RMS off, bf16 graph tokens unlike eager), so it is off by
+// default. The case's note says which.
 //
 // Cases: Llama2TP/<bf16|int8>/7b-32L-tp<2|4>/<backend>, Llama2_70bTP/bf16/70b-80L-tp4/<backend>
 // (Llama-2-70B: dim 8192, 80 layers, 64 heads, 8 KV heads, FFN 28672), on the CPU
@@ -157,11 +158,11 @@ Model make_rank_shard(CaseContext& ctx, Communicator& comm) {
   return m;
 }
 
-// OPBENCH_NCCL_SYMMETRIC: "0" keeps the partial outputs in ordinary memory; unset or "1" puts them in a
-// symmetric window (bench_ops checked the value at start).
+// OPBENCH_NCCL_SYMMETRIC: "1" puts the partial outputs in a symmetric window; unset or "0" keeps them in
+// ordinary memory (bench_ops checked the value at start).
 bool symmetric_window_wanted() {
   const char* value = std::getenv("OPBENCH_NCCL_SYMMETRIC");
-  return !(value && std::string(value) == "0");
+  return value && std::string(value) == "1";
 }
 
 decode::CheckedStep aten_step(Model& m) {
