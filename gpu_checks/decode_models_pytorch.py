@@ -50,12 +50,15 @@ MODELS = {  # experiment -> (configuration, int8, bench_ops case prefix)
 
 
 def generate(m, step, prompt, device):
-    """The prompt through the decode step, then new_tokens greedy tokens; returns the last token."""
+    """The prompt through the decode step, then new_tokens greedy tokens; returns the last token. The
+    position stays on the device, advanced in place as gpt-fast's generate.py does (and bench_ops):
+    making it from a Python int each token is a blocking copy that synchronizes the stream."""
     token = prompt[:1]
+    pos = torch.zeros(1, dtype=torch.long, device=device)
     for p in range(PROMPT_LEN - 1 + m.c["new_tokens"]):
-        pos = torch.tensor([p], device=device)
         nxt = step(m, token, pos)
         token = prompt[p + 1:p + 2] if p + 1 < PROMPT_LEN else nxt.clone()
+        pos += 1
     return token
 
 
