@@ -157,6 +157,7 @@ def test_deterministic_metric_needs_no_repetitions(tmp_path, capsys):
     ({"allow": [{"pattern": "x", "reason": "r", "expires": "soon"}]}, "allow[0].expires: expected a date"),
     ({"treshold": 3}, "top level: unknown key(s) treshold"),
     ({"inconclusive": "maybe"}, 'inconclusive: expected "fail" or "pass"'),
+    ({"paired": "yes"}, "paired: expected true or false"),
 ])
 def test_bad_policy_exits_2_naming_the_entry(runs, tmp_path, capsys, policy, expected):
     code, out, err = gate_main(policy_file(tmp_path, **policy) + runs({"A/x/1/y": BASE}), capsys)
@@ -355,3 +356,17 @@ def test_markdown_marks_inconclusive_cases(runs, tmp_path, capsys):
     assert gate_main(argv + ["--markdown", str(md)], capsys)[0] == 4
     text = md.read_text()
     assert text.startswith("### ❔ opbench perf gate: INCONCLUSIVE (exit 4)") and "| ❔ INCONCLUSIVE |" in text
+
+
+def test_paired_policy_gates_the_pairs(runs, tmp_path, capsys):
+    # Neighbouring processes share a 3% drift: unpaired the 2% slowdown is unresolved; paired it fails.
+    import numpy as np
+    rng = np.random.default_rng(4)
+    drift = np.exp(rng.normal(0, 0.03, 12))
+    base = {"A/x/1/y": list(100 * drift * np.exp(rng.normal(0, 0.002, 12)))}
+    new = {"A/x/1/y": list(102 * drift * np.exp(rng.normal(0, 0.002, 12)))}
+    code, out, _ = gate_main(policy_file(tmp_path, max_slowdown_pct=1) + runs(new, base), capsys)
+    assert code == 4 and "INCONCLUSIVE: A/x/1/y" in out
+    code, out, _ = gate_main(policy_file(tmp_path, max_slowdown_pct=1, paired=True) + runs(new, base), capsys)
+    assert code == 1 and "FAIL REGRESSION: A/x/1/y" in out and "(paired)" in out
+

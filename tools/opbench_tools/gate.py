@@ -78,11 +78,13 @@ class Outcome:
 
 def check_runs(base: str, new: str, policy: Policy, out: Outcome) -> Comparison:
     """Adds the findings of comparing BASE with NEW to `out`; returns the comparison they came from."""
-    comp = compare_runs(load_run(base), load_run(new), policy.metric, policy.alpha, policy.threshold_for)
+    comp = compare_runs(load_run(base), load_run(new), policy.metric, policy.alpha, policy.threshold_for,
+                        policy.paired)
     out.compared = len(comp.cases)
     out.inconclusive_fails = policy.inconclusive == "fail"
     out.notes.append(f"{policy.metric}: {len(comp.cases)} cases, {comp.old_reps} vs {comp.new_reps} "
-                     f"repetitions, alpha {policy.alpha:g}; geomean {fmt_change(comp.geomean_change)}")
+                     f"repetitions{' (paired)' if policy.paired else ''}, alpha {policy.alpha:g}; "
+                     f"geomean {fmt_change(comp.geomean_change)}")
     for c in comp.cases:
         if c.old and c.new and c.test != "deterministic" and min(c.old.n, c.new.n) < policy.min_repetitions:
             out.undersampled.append(f"{c.name} ({c.old.n} vs {c.new.n})")
@@ -306,7 +308,8 @@ policy (JSON; every key optional):
    "target_tolerance_pct": 5, "fail_on_missing": false, "fail_on_throttled": false,
    "allow": [{"pattern": "^LayerNorm/fp32/", "reason": "PR 42 trades speed for accuracy",
               "expires": "2027-01-31"}],
-   "inconclusive": "fail"}                a case that cannot resolve its threshold: exit 4 ("pass": exit 0)
+   "inconclusive": "fail",                a case that cannot resolve its threshold: exit 4 ("pass": exit 0)
+   "paired": false}                       true: the i-th repetitions of both sides ran side by side
 exit status: 0 PASS, 1 FAIL, 2 unusable input, 4 INCONCLUSIVE (a case cannot resolve its threshold; the
 report names it and the repetitions that would resolve it). Full description: docs/compare_and_gate.md""")
     p.add_argument("runs", nargs="*", metavar="BASE.json NEW.json", help="Google Benchmark JSON of base and new")

@@ -8,11 +8,15 @@ regress by T. Every other verdict (SAME, SLOWER, FASTER, a deterministic metric)
 
 Repetitions per side that would resolve an unresolved case, both sides alike, from what was observed:
   NOISY   the n at which NOISE_Z * MEDIAN_SE * spread * sqrt(2 / n) <= T, i.e.
-          n = ceil(2 * (NOISE_Z * MEDIAN_SE * spread / T) ** 2), with the case's pooled spread;
+          n = ceil(2 * (NOISE_Z * MEDIAN_SE * spread / T) ** 2), with the case's pooled spread; paired,
+          the spread is that of one pair's log ratio and se = MEDIAN_SE * spread / sqrt(n), so
+          n = ceil((NOISE_Z * MEDIAN_SE * spread / T) ** 2);
   UNSURE  the n at which the Mann-Whitney test of the observed effect reaches p < alpha. The effect is
           theta = U / (n_old * n_new), the share of (old, new) pairs in which new is slower; at n a
           side the test's z is |theta - 1/2| * sqrt(12 n^2 / (2n + 1)) (no ties), so n is the
           smallest whole number with n^2 >= c (2n + 1), c = (z_(1 - alpha/2) / |theta - 1/2|)^2 / 12.
+          Paired, the sign test's z, (2 s - 1) sqrt(n) with s the share of pairs in which new is slower,
+          gives n = (z_(1 - alpha/2) / (2 s - 1))^2: an upper bound for the signed-rank test used.
 Either figure assumes the spread (or the effect) stays what it was; it is an estimate, not a promise.
 """
 from __future__ import annotations
@@ -32,15 +36,24 @@ def unresolved(c: CaseResult) -> bool:
 def repetitions_to_resolve(c: CaseResult, alpha: float) -> int | None:
     """Repetitions a side that would resolve the unresolved case `c` (module docstring); None when no
     number would (a threshold of 0, or no effect at all for the rank test to find)."""
+    paired = c.test == "wilcoxon"
     if c.verdict == "NOISY":
-        return _for_noise(c.spread, c.threshold)
-    return _for_rank_test(c, alpha)
+        return _for_noise(c.spread, c.threshold, 1 if paired else 2)
+    return _for_sign_test(c, alpha) if paired else _for_rank_test(c, alpha)
 
 
-def _for_noise(spread: float | None, threshold: float) -> int | None:
+def _for_noise(spread: float | None, threshold: float, sides: int) -> int | None:
     if spread is None or threshold <= 0:
         return None
-    return max(2, math.ceil(2 * (NOISE_Z * MEDIAN_SE * spread / threshold) ** 2))
+    return max(2, math.ceil(sides * (NOISE_Z * MEDIAN_SE * spread / threshold) ** 2))
+
+
+def _for_sign_test(c: CaseResult, alpha: float) -> int | None:
+    slower = sum(n > o for o, n in zip(c.old.values, c.new.values)) / len(c.old.values)
+    if slower == 0.5:
+        return None
+    z = float(scipy_stats().norm.ppf(1 - alpha / 2))
+    return max(6, math.ceil((z / (2 * slower - 1)) ** 2))
 
 
 def _for_rank_test(c: CaseResult, alpha: float) -> int | None:
