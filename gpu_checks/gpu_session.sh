@@ -2,7 +2,8 @@
 # One go on the GPU machine: build, ctest (GPU tests run), the default sweep, and the acceptance
 # checks. Writes everything under $RESULTS (default results/<gpu>/) and prints a short table last.
 #   gpu_checks/gpu_session.sh [STEP...]   steps: build ctest sweep seed eager compile ncu graph aa trace rows replay
-#                                    collective; models models_py timers selftest (not in the default list: minutes each);
+#                                    collective; models models_py timers selftest selftest2pct (not in the default list:
+#                                    minutes each);
 #                                    tune (kernels/tune/run.sh: every configuration of the own kernels,
 #                                    checked against its float64 reference, timed with the harness's timer),
 #                                    kernel_tests (the GPU tests of the own kernels and the decode step,
@@ -212,6 +213,17 @@ step_selftest() {  # issue 17: the gate's false alarms and detection of an injec
     --filter '^(LayerNorm/bf16/4096x(8192|16384)|Gemv/bf16/16384)/cuda$' \
     --out-dir /tmp/gate_selftest --json "$out/gate_selftest.json" >"$out/gate_selftest.txt" 2>"$out/gate_selftest.log"
   cat "$out/gate_selftest.txt" >&2
+}
+step_selftest2pct() {  # issue 39: can the gate catch 2%? 20 rounds, 4 cases of 73-130 us, 2% and 5% injected, the
+                       # 1.25% policy, 9 to 30 processes a side (sequential); 50 min at most (docs/compare_and_gate.md)
+  mkdir -p "$out/selftest-2pct"
+  wall python3 -m opbench_tools.gate_selftest --binary $bench \
+    --filter '^(LayerNorm/bf16/4096x16384/aten|Gemv/bf16/16384/cuda|GatherGemv/bf16/8192/cuda|MLP/bf16/4096/aten)$' \
+    --policy tools/opbench_tools/perf-policy-2pct.json --rounds "${SELFTEST_ROUNDS:-20}" --repetitions 9 \
+    --max-repetitions 30 --batch 4 --slowdown 2 --slowdown 5 --jobs 4 --time-budget "${SELFTEST_BUDGET_S:-3000}" \
+    --out-dir /tmp/selftest-2pct --json "$out/selftest-2pct/selftest.json" >"$out/selftest-2pct/selftest.txt" \
+    2>"$out/selftest-2pct/selftest.log"
+  cat "$out/selftest-2pct/selftest.txt" >&2
 }
 step_collective() {  # issue 40: the Collective family over NCCL on 2 and 4 GPUs (those of them the host has; a
                      # host of one GPU: a world of one), each world followed by the Python peer (torch.distributed,

@@ -1,6 +1,7 @@
 """opbench-compare and its shared modules (benchmark_json, stats): loading, statistics,
 verdicts, outputs and the binaries mode, on small Google-Benchmark-shaped JSON files."""
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -295,3 +296,43 @@ def test_a_large_file_is_read_entry_by_entry_into_arrays(tmp_path):
     tracemalloc.stop()
     assert len(run.cases["a"].values["real_time"]) == 30_000
     assert peak < 3 * size, f"{peak} bytes at peak for a {size}-byte file"
+
+
+FAKE_BENCH = os.path.join(os.path.dirname(__file__), "data", "fakes", "fake_bench_ops.py")
+
+
+def test_binaries_mode_adds_processes_only_for_unresolved_cases(tmp_path, capsys, monkeypatch):
+    # Noisy (2% a process) cannot resolve 3% with 9 processes a side (4.5 se = 5.3%): sequential testing
+    # reruns it alone, 8 a side at a time, until it resolves; Calm (0.2%) keeps its 9.
+    log = tmp_path / "filters.log"
+    monkeypatch.setenv("FAKE_BENCH_LOG", str(log))
+    out_dir = tmp_path / "runs"
+    code, out, err = run_main(["--binaries", FAKE_BENCH, FAKE_BENCH, "--repetitions", "9", "--max-repetitions", "49",
+                               "--batch", "8", "--out-dir", str(out_dir), "--color", "never"], capsys)
+    assert code == 0, err
+    reps = {}
+    for e in json.loads((out_dir / "new.json").read_text())["benchmarks"]:
+        reps[e["name"]] = reps.get(e["name"], 0) + 1
+    assert reps["Calm/bf16/64/aten"] == 9 and 17 <= reps["Noisy/bf16/64/aten"] <= 49, reps
+    filters = log.read_text().split()
+    assert filters[:18] == ["."] * 18 and set(filters[18:]) == {"^(Noisy/bf16/64/aten)(/.*)?$"}
+    assert "NOISY" not in out and "[sequential] 1 case(s) unresolved after 9 processes a side" in err
+
+
+def test_paired_comparison_sees_through_drift_shared_by_neighbours(tmp_path, capsys):
+    # Each pair of processes shares a drift of 3% (the machine's state) and adds 0.2% of its own: unpaired,
+    # the drift hides a 2% slowdown (NOISY); paired, the log ratios cancel it and the slowdown is SLOWER.
+    import numpy as np
+    rng = np.random.default_rng(4)
+    drift = np.exp(rng.normal(0, 0.03, 12))
+    old = 100 * drift * np.exp(rng.normal(0, 0.002, 12))
+    new = 102 * drift * np.exp(rng.normal(0, 0.002, 12))
+    paths = []
+    for side, values in (("old", old), ("new", new)):
+        entries = [entry("A/x/1/y", v, i, 12) for i, v in enumerate(values)]
+        (tmp_path / f"{side}.json").write_text(json.dumps({"context": {"opbench_processes": 12}, "benchmarks": entries}))
+        paths.append(str(tmp_path / f"{side}.json"))
+    code, out, _ = run_main([*paths, "--threshold", "1", "--color", "never"], capsys)
+    assert code == 0 and "NOISY" in out
+    code, out, _ = run_main([*paths, "--threshold", "1", "--paired", "--color", "never"], capsys)
+    assert code == 0 and "SLOWER" in out and " +2.1% " in out   # the median of the pairs' ratios

@@ -14,7 +14,8 @@ import pathlib
 
 import pytest
 
-from opbench_tools import compare, gate, gate_selftest, instr_counts, make_targets, plot_sweep, shard, trace_util
+from opbench_tools import (changepoints, compare, gate, gate_selftest, instr_counts, make_targets, plot_sweep, shard,
+                           trace_util)
 
 GOOD_CASE = {"name": "A/bf16/1/aten", "run_type": "iteration", "iterations": 1, "time_unit": "us",
              "real_time": 10.0, "cpu_time": 10.0, "GB/s": 5.0, "bytes": 4096.0, "instructions": 100.0}
@@ -98,6 +99,7 @@ def file_probes():
         "instr": (["diff", "{x}", "{good}"],),
         "targets": (["{x}", "--device", "X"],),
         "selftest": (["--binary", "{missing}", "--filter", ".", "--policy", "{x}"],),
+        "changepoints": (["{x}"],),
     }
     for tool, argvs in places.items():
         for argv in argvs:
@@ -155,6 +157,9 @@ def tool_option_probes():
                  ["--total-us", "1", "--total-s", "1"]):
         yield "trace", ["{trace}", *argv]
     yield from (("shard", argv) for argv in shard_probes())
+    for argv in (["--alpha", "0"], ["--alpha", "nan"], ["--permutations", "-1"], ["--min-segment", "1"],
+                 ["--filter", "("], ["--recent", "-1"], ["--json", "{good}"], ["--markdown", "{folder}"]):
+        yield "changepoints", ["{good}", *argv]
 
 
 def shard_probes():
@@ -176,7 +181,7 @@ def shard_probes():
 PROBES = [p for p in file_probes()] + [p for p in option_probes()]
 MAINS = {"compare": compare.main, "gate": gate.main, "plot": plot_sweep.main, "trace": trace_util.main,
          "instr": instr_counts.main, "targets": make_targets.main, "selftest": gate_selftest.main,
-         "shard": shard.main}
+         "shard": shard.main, "changepoints": changepoints.main}
 
 
 @pytest.fixture(scope="module")

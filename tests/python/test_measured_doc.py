@@ -1,6 +1,7 @@
 """docs/measured.md is generated from records/ by scripts/make_measured_doc.py: regenerating it gives the
 committed file, an edited record without regenerating fails the check, and a record without its header
 is refused by name. Also the rules of records/: no source code, at most 150 files."""
+import json
 import shutil
 import subprocess
 import sys
@@ -76,3 +77,16 @@ def test_records_hold_data_not_code():
     assert len(files) <= 150
     code = [p for p in files if p.suffix in {".cu", ".cuh", ".cpp", ".h", ".py", ".patch", ".diff", ".sh"}]
     assert code == []
+
+
+def test_a_self_test_record_with_several_slowdowns_gets_a_row_each(tree):
+    # opbench-gate-selftest writes per-slowdown figures since issue 39; the older records keep their one.
+    folder = tree / "records" / "NVIDIA_H100_80GB_HBM3" / "gate_selftest"
+    case = {"aa_rounds": 20, "aa_slower": 0, "aa_faster": 0, "smallest_reliable_slowdown_pct": 1.4,
+            "slowdowns": {"2": {"caught": 19, "rounds": 20, "changes_pct": [2.1] * 20},
+                          "5": {"caught": 20, "rounds": 20, "changes_pct": [5.0] * 20}}}
+    (folder / "gate_selftest_part1.json").write_text(json.dumps({"cases": {"X/bf16/1/cuda": case}}))
+    proc = generate(tree, "--stdout")
+    assert proc.returncode == 0, proc.stderr
+    assert "| X/bf16/1/cuda | 0 of 20 | 19 of 20 at 2% | +2.1% | 1.4% |" in proc.stdout
+    assert "| X/bf16/1/cuda | 0 of 20 | 20 of 20 at 5% | +5.0% | 1.4% |" in proc.stdout

@@ -18,8 +18,8 @@ import opbench_tools
 from bench_ops_bin import ROOT
 from opbench_tools import build_dir
 
-SCRIPTS = ["opbench-compare", "opbench-gate", "opbench-gate-selftest", "opbench-trace", "opbench-instr",
-           "opbench-make-targets", "opbench-plot", "opbench-shard"]
+SCRIPTS = ["opbench-compare", "opbench-gate", "opbench-gate-selftest", "opbench-changepoints", "opbench-trace",
+           "opbench-instr", "opbench-make-targets", "opbench-plot", "opbench-shard"]
 FAKE_BENCH_INSTR = """#!/bin/sh
 echo '[{"group": "fake", "label": "from_%s", "variants": ["fwd"], "iters": 1, "stmt": "x"}]'
 """

@@ -96,6 +96,7 @@ def test_perf_builds_benchmarks_compares_gates_uploads_and_summarises():
     assert w[1:3] == ["-m", "opbench_tools.compare"]
     assert w[3:6] == ["--binaries", "base/build/bench_ops", "head/build/bench_ops"]
     assert flag(w, "--repetitions") == "$REPETITIONS" and flag(w, "--filter") == "$FILTER"
+    assert flag(w, "--max-repetitions") == "$MAX_REPETITIONS" and job["env"]["MAX_REPETITIONS"] == "30"
     for option in ("--markdown", "--json", "--plot"):
         assert flag(w, option).startswith("$OUT/")
     runs_dir = flag(w, "--out-dir")

@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from opbench_tools.benchmark_json import InputError
 
@@ -21,6 +21,40 @@ class Process:
     cmd: list         # the command, without the lock flag
     out: str          # the Google Benchmark JSON it must write
     log: str          # its stdout + stderr
+
+
+@dataclass
+class Group:
+    """The processes of one side (a binary and its arguments): their JSON files, in run order."""
+    name: str         # the files' prefix: old, new, B3, ...
+    binary: str
+    extra: list       # more benchmark arguments
+    files: list = field(default_factory=list)
+
+
+def interleaved(groups: list, filter_regex: str, count: int, out_dir: str, rotate: bool) -> list:
+    """`count` more processes of every group, a process of each in turn (A B A B ...; with `rotate` the order
+    rotates from one round to the next: A B C, B C A, ...), so that whatever drifts on the machine reaches
+    every group alike and the i-th processes of the groups run side by side. Appends to each group's files."""
+    processes = []
+    for j in range(count):
+        for k in range(len(groups)):
+            group = groups[(j + k) % len(groups) if rotate else k]
+            i = len(group.files)
+            out = os.path.join(out_dir, f"{group.name}-{i}.json")
+            group.files.append(out)
+            processes.append(Process(f"{group.name} rep {i + 1}", benchmark_command(group.binary, filter_regex, out,
+                                                                                  group.extra),
+                                     out, os.path.join(out_dir, f"{group.name}-{i}.log")))
+    return processes
+
+
+def cases_filter(names) -> str:
+    """A --benchmark_filter selecting exactly these cases (Google Benchmark's suffixes allowed), written in
+    the POSIX extended syntax Google Benchmark's regex accepts."""
+    special = set(".^$*+?()[]{}|\\")
+    escaped = ["".join("\\" + ch if ch in special else ch for ch in name) for name in sorted(names)]
+    return "^(" + "|".join(escaped) + ")(/.*)?$"
 
 
 def benchmark_command(binary: str, filter_regex: str, out: str, extra: list) -> list:

@@ -2,7 +2,8 @@
 for every exception a tool's own handling did not catch, never a traceback.
 
 Exit codes: 2 for unusable input (a bad argument, an unreadable or malformed file, anything the tool
-could not make sense of, out of memory); 130 / 143 for SIGINT / SIGTERM; 141 when stdout is closed
+could not make sense of, out of memory); 4 for a gate that cannot decide (opbench-gate's INCONCLUSIVE; 3 is
+opbench-shard's killed shard); 130 / 143 for SIGINT / SIGTERM; 141 when stdout is closed
 early (a pipe into `head`), silently. OPBENCH_TRACEBACK=1 re-raises
 an unexpected exception, for whoever debugs the tool.
 """
@@ -15,6 +16,7 @@ import signal
 import sys
 
 UNUSABLE = 2
+INCONCLUSIVE = 4
 TRACEBACK_VARIABLE = "OPBENCH_TRACEBACK"
 
 

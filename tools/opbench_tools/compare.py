@@ -4,7 +4,9 @@ Per case: the median of the repetitions on each side, the change ("slower"/"fast
 times and throughputs), a two-sided Mann-Whitney U test over the repetitions, the derived counters
 (GB/s, TFLOP/s), and a verdict (SLOWER, FASTER, NOISY, UNSURE, SAME, FAILED); the geomean over cases.
 Outputs: a console table (coloured on a terminal), --markdown, --json, --plot. With --binaries it runs
-two benchmark binaries itself, interleaved (old, new, old, new, ...), one process per repetition.
+two benchmark binaries itself, interleaved (old, new, old, new, ...), one process per repetition; with
+--max-repetitions it adds processes, for the cases still unresolved only, until each resolves the threshold
+(sequential.py). --paired compares the i-th repetitions of the two sides in pairs.
 Exit status: 0 when the comparison was made (compare never judges; opbench-gate does), 2 on unusable input.
 """
 from __future__ import annotations
@@ -17,8 +19,10 @@ import sys
 import tempfile
 
 from opbench_tools import cli
-from opbench_tools.benchmark_json import InputError, higher_is_better, load_run, merge_runs
-from opbench_tools.benchmark_processes import Process, benchmark_command, run_processes
+from opbench_tools.benchmark_json import InputError, higher_is_better, load_run
+from opbench_tools.benchmark_processes import Group
+from opbench_tools.resolve import unresolved
+from opbench_tools.sequential import run_until_resolved
 from opbench_tools.stats import (DEFAULT_ALPHA, DEFAULT_THRESHOLD, NOISE_Z, CaseResult, Comparison,
                                  as_dict, compare_runs)
 
@@ -228,27 +232,22 @@ def write_text(path: str, text: str) -> None:
 
 # ---------------------------------------------------------------- binaries mode
 def run_binaries(old_bin: str, new_bin: str, args) -> tuple:
-    """Runs the two binaries interleaved, one repetition per process; returns the merged JSON paths."""
+    """Runs the two binaries interleaved, one repetition per process, adding processes for unresolved cases
+    up to --max-repetitions; returns the merged JSON paths."""
     out_dir = args.out_dir or tempfile.mkdtemp(prefix="opbench-compare-")
     os.makedirs(out_dir, exist_ok=True)
     print(f"[compare] writing runs to {out_dir}", file=sys.stderr)
-    runs: dict = {"old": [], "new": []}
-    processes = []
-    for i in range(args.repetitions):
-        for side, binary in (("old", old_bin), ("new", new_bin)):
-            out = os.path.join(out_dir, f"{side}-{i}.json")
-            runs[side].append(out)
-            processes.append(Process(f"{side} {i + 1}/{args.repetitions}",
-                                     benchmark_command(binary, args.filter, out, args.bench_arg), out,
-                                     os.path.join(out_dir, f"{side}-{i}.log")))
-    run_processes(processes, args.jobs, os.path.join(out_dir, "gpu.lock"))
-    merged = []
-    for side in ("old", "new"):
-        path = os.path.join(out_dir, f"{side}.json")
-        merge_runs(runs[side], path)
-        merged.append(path)
-    print(f"[compare] merged: {merged[0]} {merged[1]}", file=sys.stderr)
-    return merged[0], merged[1]
+    groups = [Group("old", old_bin, args.bench_arg), Group("new", new_bin, args.bench_arg)]
+
+    def judge(paths: dict) -> set:
+        comp = compare_runs(load_run(paths["old"]), load_run(paths["new"]), args.metric, args.alpha,
+                            lambda name: args.threshold / 100, args.paired)
+        return {c.name for c in comp.cases if unresolved(c)}
+    plan = {"filter": args.filter, "first": args.repetitions, "most": args.max_repetitions or args.repetitions,
+            "batch": args.batch, "jobs": args.jobs, "rotate": False}
+    paths = run_until_resolved(groups, judge, plan, out_dir)
+    print(f"[compare] merged: {paths['old']} {paths['new']}", file=sys.stderr)
+    return paths["old"], paths["new"]
 
 
 # ---------------------------------------------------------------- main
@@ -277,12 +276,19 @@ both sides, e.g. instructions) need no test. Full description: docs/compare_and_
     p.add_argument("--json", metavar="FILE", help="write the comparison as JSON ('-': stdout)")
     p.add_argument("--markdown", metavar="FILE", help="write a markdown report ('-': stdout)")
     p.add_argument("--plot", metavar="FILE.png", help="plot per-case change with noise whiskers")
+    p.add_argument("--paired", action="store_true",
+                   help="compare the i-th repetitions of both sides in pairs (Wilcoxon signed-rank on their log "
+                        "ratios): for runs whose i-th processes ran side by side (--binaries)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the console table (auto: on a terminal, unless NO_COLOR is set)")
     g = p.add_argument_group("binaries mode")
     g.add_argument("--binaries", action="store_true", help="OLD and NEW are binaries to run")
     g.add_argument("--filter", default=".", help="--benchmark_filter regex (default: all)")
     g.add_argument("--repetitions", type=int, default=10, help="processes per binary (default 10)")
+    g.add_argument("--max-repetitions", type=int, metavar="N",
+                   help="sequential testing: add processes (--batch at a time) for the cases that cannot resolve "
+                        "the threshold yet, up to N a side (default: --repetitions, none added)")
+    g.add_argument("--batch", type=int, default=4, metavar="K", help="processes a side added per step (default 4)")
     g.add_argument("--out-dir", help="folder for the runs' JSON (default: a new temporary folder)")
     g.add_argument("--bench-arg", action="append", default=[], metavar="ARGS",
                    help="extra arguments for both binaries (repeatable), e.g. --bench-arg=--opbench_cache=warm")
@@ -290,9 +296,11 @@ both sides, e.g. instructions) need no test. Full description: docs/compare_and_
                    help="processes started at a time (default 1); with N > 1 bench_ops processes measure one "
                         "at a time under --opbench_gpu_lock while the others start up (bench_ops binaries only)")
     args = p.parse_args(argv)
+    most = args.max_repetitions if args.max_repetitions is not None else args.repetitions
     if not (0 < args.alpha < 1 and 0 <= args.threshold < math.inf and 1 <= args.repetitions <= 10000
-            and 1 <= args.jobs <= 1024):
-        p.error("need 0 < alpha < 1, 0 <= threshold < inf, 1 <= repetitions <= 10000, 1 <= jobs <= 1024")
+            and 1 <= args.jobs <= 1024 and args.repetitions <= most <= 10000 and 1 <= args.batch <= 10000):
+        p.error("need 0 < alpha < 1, 0 <= threshold < inf, 1 <= repetitions <= max-repetitions <= 10000, "
+                "1 <= jobs <= 1024, 1 <= batch <= 10000")
     return args
 
 
@@ -316,7 +324,7 @@ def _main(argv: list | None) -> int:
         old_path, new_path = (run_binaries(args.old, args.new, args) if args.binaries
                               else (args.old, args.new))
         comp = compare_runs(load_run(old_path), load_run(new_path), args.metric, args.alpha,
-                            lambda name: args.threshold / 100)
+                            lambda name: args.threshold / 100, args.paired)
         if args.plot and len(comp.cases) > PLOT_MAX_CASES:
             raise InputError(f"--plot draws at most {PLOT_MAX_CASES} cases, these runs share {len(comp.cases)}: "
                              "narrow them (--filter) or use --markdown / --json")

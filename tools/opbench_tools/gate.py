@@ -1,12 +1,16 @@
-"""opbench-gate: The CI performance gate. Fails (exit 1) on a real regression or a missed target.
+"""opbench-gate: The CI performance gate. Fails (exit 1) on a real regression or a missed target, and ends
+INCONCLUSIVE (exit 4) when a case cannot resolve its threshold.
 
 Regression: a case whose slowdown is above its threshold (policy rules, first match) AND more than
 4.5 standard errors of the change AND p < alpha (two-sided Mann-Whitney U), with at least min_repetitions
 repetitions on each side. Also failing: a case that ran in BASE but fails in NEW; an experiment row
 (--experiments CSV) whose actual misses its target by more than the tolerance. An allow-list entry
 (pattern + reason) turns an expected failure into a printed ALLOWED line.
-Exit status: 0 clean, 1 failure(s), 2 unusable input (missing or malformed file, bad policy, no common
-cases, fewer repetitions than the policy needs).
+Inconclusive: a case too noisy to resolve its threshold (NOISY), or a slowdown above it that the test cannot
+confirm (UNSURE); the report names each with the repetitions that would resolve it (resolve.py). It is never
+a pass unless the policy says `"inconclusive": "pass"`.
+Exit status: 0 PASS, 1 FAIL, 2 unusable input (missing or malformed file, bad policy, no common cases,
+fewer repetitions than the policy needs), 4 INCONCLUSIVE.
 """
 from __future__ import annotations
 
@@ -24,16 +28,18 @@ from opbench_tools.benchmark_json import InputError, load_run
 from opbench_tools.compare import fmt_change, fmt_p, fmt_value, throttle_text
 from opbench_tools.gate_policy import Policy, load_policy
 from opbench_tools.json_input import read_text
+from opbench_tools.resolve import advice, unresolved
 from opbench_tools.stats import NOISE_Z, RERUN_ADVICE, CaseResult, Comparison, compare_runs
 
 FAILING = ("regression", "failed", "target", "missing", "throttled-fail")
+BLOCKING = FAILING + ("inconclusive",)   # what an allow entry can let through
 CONSOLE_COLUMNS = 100   # report lines longer than this continue on indented lines
 
 
 # ---------------------------------------------------------------- findings
 @dataclass
 class Finding:
-    kind: str              # regression, failed, target, missing (failing); noisy, unsure, ... (warnings)
+    kind: str              # regression, failed, target, missing (failing); inconclusive; unsure, ... (notes)
     key: str               # what allow patterns match: the case name, or name/dtype/metric for rows
     detail: str
     allowed: str | None = None
@@ -41,6 +47,10 @@ class Finding:
     @property
     def failing(self) -> bool:
         return self.kind in FAILING and self.allowed is None
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.kind == "inconclusive" and self.allowed is None
 
 
 @dataclass
@@ -50,26 +60,36 @@ class Outcome:
     notes: list = field(default_factory=list)
     compared: int = 0
     rows_checked: int = 0
+    inconclusive_fails: bool = True   # the policy's "inconclusive": "fail"
+
+    def unresolved(self) -> list:
+        """The names of the cases that cannot resolve their threshold (not allowed by the policy)."""
+        return [f.key for f in self.findings if f.inconclusive]
 
     def status(self) -> int:
         if any(f.failing for f in self.findings):
             return 1
         if self.undersampled or (self.compared == 0 and self.rows_checked == 0):
-            return 2   # too few repetitions, or nothing was checked at all: never a bare PASS
+            return cli.UNUSABLE   # too few repetitions, or nothing was checked at all: never a bare PASS
+        if self.inconclusive_fails and self.unresolved():
+            return cli.INCONCLUSIVE
         return 0
 
 
 def check_runs(base: str, new: str, policy: Policy, out: Outcome) -> Comparison:
     """Adds the findings of comparing BASE with NEW to `out`; returns the comparison they came from."""
-    comp = compare_runs(load_run(base), load_run(new), policy.metric, policy.alpha, policy.threshold_for)
+    comp = compare_runs(load_run(base), load_run(new), policy.metric, policy.alpha, policy.threshold_for,
+                        policy.paired)
     out.compared = len(comp.cases)
+    out.inconclusive_fails = policy.inconclusive == "fail"
     out.notes.append(f"{policy.metric}: {len(comp.cases)} cases, {comp.old_reps} vs {comp.new_reps} "
-                     f"repetitions, alpha {policy.alpha:g}; geomean {fmt_change(comp.geomean_change)}")
+                     f"repetitions{' (paired)' if policy.paired else ''}, alpha {policy.alpha:g}; "
+                     f"geomean {fmt_change(comp.geomean_change)}")
     for c in comp.cases:
         if c.old and c.new and c.test != "deterministic" and min(c.old.n, c.new.n) < policy.min_repetitions:
             out.undersampled.append(f"{c.name} ({c.old.n} vs {c.new.n})")
             continue
-        finding = case_finding(c, policy.metric)
+        finding = case_finding(c, policy.metric, policy.alpha)
         if finding:
             out.findings.append(finding)
         if c.throttled:
@@ -83,7 +103,7 @@ def check_runs(base: str, new: str, policy: Policy, out: Outcome) -> Comparison:
     return comp
 
 
-def case_finding(c: CaseResult, metric: str) -> Finding | None:
+def case_finding(c: CaseResult, metric: str, alpha: float) -> Finding | None:
     """What the gate says about one compared case; None when it is SAME. (Throttling: throttle_finding.)"""
     if c.verdict == "FAILED":
         kind = {("new",): "failed", ("old", "new"): "failed-both"}.get(c.failed, "failed-before")
@@ -98,11 +118,12 @@ def case_finding(c: CaseResult, metric: str) -> Finding | None:
     limit = f"{100 * c.threshold:g}%"
     if c.verdict == "SLOWER":
         return Finding("regression", c.name, f"{numbers} > {limit} allowed; {stats}")
-    if c.verdict == "NOISY":
-        mde = f"{NOISE_Z:g} se = {100 * NOISE_Z * (c.stderr or 0):.1f}%"
-        return Finding("noisy", c.name, f"{numbers}; {stats}; noise too large to resolve {limit} ({mde})")
-    if c.verdict == "UNSURE":
-        return Finding("unsure", c.name, f"{numbers}; {stats}; above {limit} but not significant")
+    if unresolved(c):
+        why = (f"noise too large to resolve {limit}" if c.verdict == "NOISY"
+               else f"above {limit} but not significant")
+        return Finding("inconclusive", c.name, f"{numbers}; {stats}; {why}; {advice(c, alpha)}")
+    if c.verdict == "UNSURE":   # faster by more than NOISE_Z se: not a regression, whatever p says
+        return Finding("unsure", c.name, f"{numbers}; {stats}; faster, not significant")
     if c.verdict == "FASTER":
         return Finding("faster", c.name, f"{numbers}; {stats}")
     return None
@@ -171,7 +192,7 @@ def _csv_number(path: str, line: int, column: str, text: str, strict: bool = Tru
 def apply_allow(policy: Policy, out: Outcome, today: datetime.date) -> None:
     used = set()
     for f in out.findings:
-        if f.kind not in FAILING:
+        if f.kind not in BLOCKING:
             continue
         for i, regex, reason, expires in policy.allow:
             if regex.search(f.key) and (expires is None or expires >= today):
@@ -181,12 +202,13 @@ def apply_allow(policy: Policy, out: Outcome, today: datetime.date) -> None:
         if expires is not None and expires < today:
             out.findings.append(Finding("allow-expired", f"allow[{i}]", f"{regex.pattern!r} expired on {expires}"))
         elif i not in used:
-            out.findings.append(Finding("allow-unused", f"allow[{i}]", f"{regex.pattern!r} matched no failure"))
+            out.findings.append(Finding("allow-unused", f"allow[{i}]",
+                                        f"{regex.pattern!r} matched no failure nor inconclusive case"))
 
 
 # ---------------------------------------------------------------- report
 LABELS = {"regression": "REGRESSION", "failed": "FAILED CASE", "target": "TARGET MISS", "missing": "MISSING",
-          "noisy": "noisy", "unsure": "unsure", "faster": "faster", "removed": "removed", "added": "added",
+          "inconclusive": "INCONCLUSIVE", "unsure": "unsure", "faster": "faster", "removed": "removed", "added": "added",
           "failed-both": "fails in both", "failed-before": "fixed", "n/a": "not compared",
           "allow-expired": "allow expired", "allow-unused": "allow unused", "throttled": "THROTTLED",
           "throttled-fail": "THROTTLED"}
@@ -198,10 +220,14 @@ def report_lines(out: Outcome, policy: Policy, min_reps: int) -> list:
         if f.failing:
             lines.append(f"FAIL {LABELS[f.kind]}: {f.key}: {f.detail}")
     for f in out.findings:
-        if f.kind in FAILING and f.allowed is not None:
+        if f.inconclusive:
+            lead = "INCONCLUSIVE" if out.inconclusive_fails else "note inconclusive (the policy passes it)"
+            lines.append(f"{lead}: {f.key}: {f.detail}")
+    for f in out.findings:
+        if f.kind in BLOCKING and f.allowed is not None:
             lines.append(f"ALLOWED {LABELS[f.kind]}: {f.key}: {f.detail} (reason: {f.allowed})")
     for f in out.findings:
-        if f.kind not in FAILING:
+        if f.kind not in BLOCKING:
             lines.append(f"note {LABELS.get(f.kind, f.kind)}: {f.key}: {f.detail}")
     if out.undersampled:
         lines.append(f"UNUSABLE: {len(out.undersampled)} case(s) have fewer than {min_reps} repetitions, the "
@@ -224,26 +250,39 @@ def wrap(line: str, width: int = CONSOLE_COLUMNS) -> list:
     return [pieces[0].rstrip()] + ["    " + p.rstrip() for p in pieces[1:]]
 
 
+WORDS = {0: "PASS", 1: "FAIL", cli.UNUSABLE: "UNUSABLE INPUT", cli.INCONCLUSIVE: "INCONCLUSIVE"}
+
+
 def verdict_line(out: Outcome) -> str:
     failing = [f for f in out.findings if f.failing]
-    allowed = sum(1 for f in out.findings if f.kind in FAILING and f.allowed is not None)
+    allowed = sum(1 for f in out.findings if f.kind in BLOCKING and f.allowed is not None)
     status = out.status()
-    word = {0: "PASS", 1: "FAIL", 2: "UNUSABLE INPUT"}[status]
     counts: dict = {}
     for f in failing:
         counts[LABELS[f.kind]] = counts.get(LABELS[f.kind], 0) + 1
     plural = {"REGRESSION": "regressions", "FAILED CASE": "failed cases", "TARGET MISS": "target misses"}
     parts = [f"{n} {plural.get(k, k) if n > 1 else k}".lower() for k, n in counts.items()]
+    parts += [inconclusive_part(out)] if out.unresolved() else []
     parts += [f"{allowed} allowed"] if allowed else []
-    return f"{word} (exit {status})" + (": " + ", ".join(parts) if parts else "")
+    return f"{WORDS[status]} (exit {status})" + (": " + ", ".join(parts) if parts else "")
+
+
+def inconclusive_part(out: Outcome) -> str:
+    """'2 cases cannot resolve their threshold (A, B)', and whether the policy lets that pass."""
+    names = out.unresolved()
+    shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+    relaxed = "" if out.inconclusive_fails else ", passed by the policy's \"inconclusive\": \"pass\""
+    return f"{len(names)} case{'s' if len(names) > 1 else ''} cannot resolve the threshold ({shown}){relaxed}"
 
 
 def render_markdown(out: Outcome, policy: Policy) -> str:
-    icon = {0: "✅", 1: "❌", 2: "⚠️"}[out.status()]
+    icon = {0: "✅", 1: "❌", cli.UNUSABLE: "⚠️", cli.INCONCLUSIVE: "❔"}[out.status()]
     md = [f"### {icon} opbench perf gate: {verdict_line(out)}", "",
           f"<sub>policy `{policy.path}`; " + "; ".join(out.notes) + "</sub>", ""]
-    rows = [(("❌ " if f.failing else "☑️ allowed " if f.allowed else "") + LABELS.get(f.kind, f.kind), f)
-            for f in sorted(out.findings, key=lambda f: (not f.failing, f.allowed is None, f.kind))]
+    rows = [(("❌ " if f.failing else "❔ " if f.inconclusive else "☑️ allowed " if f.allowed else "")
+             + LABELS.get(f.kind, f.kind), f)
+            for f in sorted(out.findings, key=lambda f: (not f.failing, not f.inconclusive, f.allowed is None,
+                                                         f.kind))]
     if rows:
         md += ["| | case | details |", "|---|---|---|"]
         for label, f in rows:
@@ -268,8 +307,11 @@ policy (JSON; every key optional):
    "rules": [{"pattern": "^Softmax/", "max_slowdown_pct": 8}],       first match wins
    "target_tolerance_pct": 5, "fail_on_missing": false, "fail_on_throttled": false,
    "allow": [{"pattern": "^LayerNorm/fp32/", "reason": "PR 42 trades speed for accuracy",
-              "expires": "2027-01-31"}]}
-exit status: 0 clean, 1 failure, 2 unusable input. Full description: docs/compare_and_gate.md""")
+              "expires": "2027-01-31"}],
+   "inconclusive": "fail",                a case that cannot resolve its threshold: exit 4 ("pass": exit 0)
+   "paired": false}                       true: the i-th repetitions of both sides ran side by side
+exit status: 0 PASS, 1 FAIL, 2 unusable input, 4 INCONCLUSIVE (a case cannot resolve its threshold; the
+report names it and the repetitions that would resolve it). Full description: docs/compare_and_gate.md""")
     p.add_argument("runs", nargs="*", metavar="BASE.json NEW.json", help="Google Benchmark JSON of base and new")
     p.add_argument("--policy", metavar="FILE", help="policy JSON (default: the packaged perf-policy.json)")
     p.add_argument("--experiments", metavar="ROWS.csv", help="experiment rows to check against their targets")
@@ -305,10 +347,10 @@ def _main(argv: list | None) -> int:
             cli.write_atomically(args.markdown, render_markdown(out, policy))
     except InputError as e:
         print(f"opbench-gate: error: {e}", file=sys.stderr)
-        return 2
+        return cli.UNUSABLE
     except OSError as e:
         print(f"opbench-gate: error: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
+        return cli.UNUSABLE
     return out.status()
 
 

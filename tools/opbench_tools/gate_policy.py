@@ -1,7 +1,8 @@
 """The gate's policy file (opbench-gate --policy; the packaged default is perf-policy.json beside this module):
-thresholds per case pattern, the significance level, the repetitions needed, the target tolerance and the
-allow-list. Every key is optional; a missing one takes DEFAULTS. A malformed file raises InputError naming
-the file and the entry.
+thresholds per case pattern, the significance level, the repetitions needed, the target tolerance, what an
+inconclusive case does to the gate ("fail", the default, or "pass"), whether repetitions are compared in
+pairs, and the allow-list. Every key is
+optional; a missing one takes DEFAULTS. A malformed file raises InputError naming the file and the entry.
 """
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from opbench_tools.benchmark_json import InputError, parse_json_file
 
 DEFAULT_POLICY_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "perf-policy.json")
 DEFAULTS = {"metric": "real_time", "alpha": 0.05, "min_repetitions": 9, "max_slowdown_pct": 3.0,
-            "target_tolerance_pct": 5.0, "fail_on_missing": False, "fail_on_throttled": False, "rules": [], "allow": []}
+            "target_tolerance_pct": 5.0, "fail_on_missing": False, "fail_on_throttled": False, "inconclusive": "fail",
+            "paired": False, "rules": [], "allow": []}
+INCONCLUSIVE_CHOICES = ("fail", "pass")
 
 
 @dataclass
@@ -28,6 +31,8 @@ class Policy:
     target_tolerance_pct: float
     fail_on_missing: bool
     fail_on_throttled: bool  # a case whose repetitions lost samples to low clocks fails the gate
+    inconclusive: str        # "fail": a case that cannot resolve its threshold ends the gate INCONCLUSIVE
+    paired: bool             # the i-th repetitions of BASE and NEW ran side by side: compare them in pairs
     rules: list            # [(compiled regex, max_slowdown_pct)]
     allow: list            # [(index, compiled regex, reason, expires date or None)]
 
@@ -78,14 +83,16 @@ def load_policy(path: str | None) -> Policy:
             lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 2)
     for key in ("max_slowdown_pct", "target_tolerance_pct"):
         _expect(p, key, v[key], "a number >= 0", lambda x: _number(x) and x >= 0)
-    for key in ("fail_on_missing", "fail_on_throttled"):
+    for key in ("fail_on_missing", "fail_on_throttled", "paired"):
         _expect(p, key, v[key], "true or false", lambda x: isinstance(x, bool))
+    _expect(p, "inconclusive", v["inconclusive"], '"fail" or "pass"', lambda x: x in INCONCLUSIVE_CHOICES)
     for key in ("rules", "allow"):
         _expect(p, key, v[key], "a list", lambda x: isinstance(x, list))
     rules = [_rule(p, i, r) for i, r in enumerate(v["rules"])]
     allow = [_allow(p, i, a) for i, a in enumerate(v["allow"])]
     return Policy(p, v["metric"], v["alpha"], v["min_repetitions"], v["max_slowdown_pct"],
-                  v["target_tolerance_pct"], v["fail_on_missing"], v["fail_on_throttled"], rules, allow)
+                  v["target_tolerance_pct"], v["fail_on_missing"], v["fail_on_throttled"], v["inconclusive"],
+                  v["paired"], rules, allow)
 
 
 def read_json_object(path: str) -> dict:

@@ -1,25 +1,30 @@
-"""opbench-gate-selftest: Measures the CI gate on this runner and build: how often it cries wolf, how often
-it catches a slowdown of a chosen size, and the smallest slowdown it reliably catches per case.
+"""opbench-gate-selftest: Measures the CI gate on this runner and build: how often it cries wolf (the false-alarm
+rate), how often it catches slowdowns of chosen sizes (the detection rate), and the smallest slowdown it
+catches per case.
 
-Run it first when adopting opbench-gate. It runs the binary the way CI would compare two builds (one process
-per repetition, `--repetitions` per side, the policy's rule), in groups of processes, three a round:
-  base groups B0 .. B(R-1) and control groups C0 .. C(R-1)   the binary as it is
-  slow groups S0 .. S(R-1) the same binary with --opbench_inject_slowdown=PCT (each selected case timed,
-                           then timed again with PCT% of that time added to every iteration)
-A round's three groups run interleaved, a process of each in turn (the order rotating from one
-repetition to the next), as opbench-compare interleaves old and new: whatever drifts on the machine during
-the round reaches every side alike. A/A round i compares Bi with Ci; a false alarm is a round in which
-the gate fails. Detection round i compares Bi with Si; a case is caught when the gate calls it a
-regression. (Comparing the base groups of consecutive rounds instead would put the machine's drift
-between rounds into the A/A comparison, which on a busy 2-core CI runner fails an A/A round now and
-then.) The smallest reliably caught slowdown of a case is read off the A/A rounds: the
-gate needs a change above max(threshold, 4.5 standard errors); a true slowdown s shifts a round's change
-c to about c + s, so s must exceed max(threshold, 4.5 se) - c in 95% of rounds (the 95th percentile over
-rounds; the U test's p is far below alpha at such shifts with >= 5 repetitions).
-With --time-budget the runs stop being started once that many seconds have passed, and only the rounds
-whose groups all finished are evaluated (the output says how many of --rounds that was).
-Exit status: 0 when no A/A round failed and every case was caught in >= 95% of rounds, 1 otherwise,
-2 on unusable input. Full description: docs/compare_and_gate.md ("Is the gate trustworthy here?").
+Run it first when adopting opbench-gate. It runs the binary the way CI compares two builds (one process per
+repetition, the policy's rule), in rounds. Round i has a group of processes per side:
+  base Bi and control Ci           the binary as it is
+  slowed Si(PCT), one per --slowdown   the same binary with --opbench_inject_slowdown=PCT (each selected case
+                                   timed, then timed again with PCT% of that time added to every iteration)
+A round's groups run interleaved, a process of each in turn, the order rotating from one repetition to the
+next, so whatever drifts on the machine during the round reaches every side alike and the j-th processes
+of the groups ran side by side (the policy's "paired" compares them in pairs). With --max-repetitions the
+round is sequential (sequential.py): after --repetitions processes a side, the cases that any of the
+round's comparisons cannot resolve get --batch more processes in every group, until all resolve or the
+groups hold --max-repetitions. A/A round i gates Bi against Ci: a false alarm is a round the gate FAILs.
+Detection round i gates Bi against Si(PCT): a case is caught when the gate calls it a regression.
+
+Printed: the false-alarm rate with its 95% upper bound (Clopper-Pearson), the rounds that ended
+INCONCLUSIVE, the detection rate per slowdown, and per case the smallest injected slowdown caught in >= 95%
+of rounds and the smallest the A/A noise predicts: the gate needs a change above max(threshold, 4.5 se),
+a true slowdown s shifts a round's change c to about c + s, so s must exceed max(threshold, 4.5 se) - c in
+95% of rounds (the 95th percentile over the A/A rounds).
+With --time-budget no round starts once that many seconds have passed; the rounds that finished are
+evaluated (the output says how many of --rounds that was).
+Exit status: 0 when no A/A round failed and every case was caught in >= 95% of rounds at every injected
+slowdown above its threshold, 1 otherwise, 2 on unusable input. Full description: docs/compare_and_gate.md
+("Is the gate trustworthy here?").
 """
 from __future__ import annotations
 
@@ -32,62 +37,51 @@ import tempfile
 import time
 
 from opbench_tools import cli
-from opbench_tools.benchmark_json import InputError, merge_runs
-from opbench_tools.benchmark_processes import Process, benchmark_command, run_processes
+from opbench_tools.benchmark_json import InputError
+from opbench_tools.benchmark_processes import Group
 from opbench_tools.gate import Outcome, check_runs
 from opbench_tools.gate_policy import load_policy
-from opbench_tools.stats import NOISE_Z
+from opbench_tools.sequential import run_until_resolved
+from opbench_tools.stats import NOISE_Z, scipy_stats
 
 RELIABLE = 0.95
+DEFAULT_SLOWDOWNS_PCT = (2.0, 5.0)
 
 
-KINDS = ("B", "C", "S")   # base, control (A/A against base), slowed (detection against base)
+def round_groups(args, i: int) -> list:
+    """Round i's groups: base, control, one slowed group per --slowdown."""
+    groups = [Group(f"B{i}", args.binary, args.bench_arg), Group(f"C{i}", args.binary, args.bench_arg)]
+    for pct in args.slowdown:
+        groups.append(Group(f"S{pct:g}r{i}", args.binary, args.bench_arg + [f"--opbench_inject_slowdown={pct:g}"]))
+    return groups
 
 
-def plan(args, out_dir: str) -> tuple:
-    """The processes in run order (round after round, so that the rounds finished when a time budget runs
-    out are the first ones; within a round the three groups interleaved, a process of each in turn, the
-    order rotating with the repetition) and each group's JSON files."""
-    groups: dict = {}
-    processes = []
-    inject = f"--opbench_inject_slowdown={args.slowdown:g}"
-    for i in range(args.rounds):
-        for j in range(args.repetitions):
-            for k in range(len(KINDS)):
-                kind = KINDS[(j + k) % len(KINDS)]
-                name = f"{kind}{i}"
-                out = os.path.join(out_dir, f"{name}-{j}.json")
-                groups.setdefault(name, []).append(out)
-                extra = args.bench_arg + ([inject] if kind == "S" else [])
-                processes.append(Process(f"{name} rep {j + 1}/{args.repetitions}",
-                                         benchmark_command(args.binary, args.filter, out, extra), out,
-                                         os.path.join(out_dir, f"{name}-{j}.log")))
-    return processes, groups
-
-
-def merged(groups: dict, out_dir: str) -> dict:
-    """Merged JSON of every group whose processes all finished."""
-    paths = {}
-    for name, files in groups.items():
-        if all(os.path.exists(f) for f in files):
-            paths[name] = os.path.join(out_dir, f"{name}.json")
-            merge_runs(files, paths[name])
-    return paths
-
-
-def complete_rounds(paths: dict, rounds: int) -> int:
-    """Rounds i whose groups Bi, Ci and Si all finished, counted from the first."""
-    done = 0
-    while done < rounds and all(f"{kind}{done}" in paths for kind in KINDS):
-        done += 1
-    return done
-
-
-def gate_round(policy, base: str, new: str) -> tuple:
-    """(gate fails?, {case: CaseResult}) of the gate's comparison of two merged groups."""
+def gate_round(policy, base: str, new: str) -> dict:
+    """The gate's outcome of one comparison: failed, inconclusive, {case: CaseResult}."""
     out = Outcome()
     comp = check_runs(base, new, policy, out)
-    return any(f.failing for f in out.findings), {c.name: c for c in comp.cases}
+    return {"failed": out.status() == 1, "inconclusive": bool(out.unresolved()),
+            "unresolved": set(out.unresolved()), "cases": {c.name: c for c in comp.cases}}
+
+
+def comparisons(args, i: int) -> list:
+    """(label, base group, other group) of round i: the A/A pair, then each slowed group."""
+    return [("A/A", f"B{i}", f"C{i}")] + [(pct, f"B{i}", f"S{pct:g}r{i}") for pct in args.slowdown]
+
+
+def run_round(args, policy, i: int, out_dir: str, budget_s) -> dict | None:
+    """Runs round i (sequentially extended where a case is unresolved); its gate outcomes, or None when the
+    time budget ended it before every group finished."""
+    groups = round_groups(args, i)
+
+    def judge(paths: dict) -> set:
+        return set().union(*(gate_round(policy, paths[a], paths[b])["unresolved"] for _, a, b in comparisons(args, i)))
+    plan = {"filter": args.filter, "first": args.repetitions, "most": args.max_repetitions or args.repetitions,
+            "batch": args.batch, "jobs": args.jobs, "rotate": True}
+    paths = run_until_resolved(groups, judge, plan, out_dir, budget_s)
+    if len(paths) < len(groups):
+        return None
+    return {label: gate_round(policy, paths[a], paths[b]) for label, a, b in comparisons(args, i)}
 
 
 def quantile(values: list, q: float) -> float:
@@ -98,69 +92,103 @@ def quantile(values: list, q: float) -> float:
     return s[lo] + (at - lo) * (s[hi] - s[lo])
 
 
-def evaluate(policy, paths: dict, rounds: int) -> dict:
-    aa = [gate_round(policy, paths[f"B{i}"], paths[f"C{i}"]) for i in range(rounds)]
-    det = [gate_round(policy, paths[f"B{i}"], paths[f"S{i}"]) for i in range(rounds)]
-    cases = {}
-    for name in aa[0][1]:
-        aa_cases = [r[1][name] for r in aa if name in r[1]]
-        det_cases = [r[1][name] for r in det if name in r[1]]
-        needed = [max(c.threshold, NOISE_Z * (c.stderr or 0)) - (c.change or 0) for c in aa_cases]
-        cases[name] = {
-            "aa_rounds": len(aa_cases),
-            "aa_slower": sum(c.verdict == "SLOWER" for c in aa_cases),
-            "aa_faster": sum(c.verdict == "FASTER" for c in aa_cases),
-            "aa_changes_pct": [100 * (c.change or 0) for c in aa_cases],
-            "detection_rounds": len(det_cases),
-            "caught": sum(c.verdict == "SLOWER" for c in det_cases),
-            "injected_changes_pct": [100 * (c.change or 0) for c in det_cases],
-            "smallest_reliable_slowdown_pct": 100 * quantile(needed, RELIABLE) if needed else None,
-            "threshold_pct": 100 * aa_cases[0].threshold if aa_cases else None,
-        }
-    return {"aa_rounds_failed": sum(failed for failed, _ in aa), "detection_rounds_failed": sum(f for f, _ in det),
+def upper_bound(failures: int, rounds: int, confidence: float = 0.95) -> float:
+    """One-sided Clopper-Pearson upper bound of a rate seen as failures in rounds."""
+    return 1.0 if failures >= rounds else float(scipy_stats().beta.ppf(confidence, failures + 1, rounds - failures))
+
+
+def evaluate(rounds: list, slowdowns: list) -> dict:
+    """Every figure of the finished rounds (each {label: gate_round(...)})."""
+    names = list(rounds[0]["A/A"]["cases"])
+    cases = {name: case_figures(name, rounds, slowdowns) for name in names}
+    aa_failed = sum(r["A/A"]["failed"] for r in rounds)
+    return {"rounds": len(rounds), "aa_rounds_failed": aa_failed, "false_alarm_rate": aa_failed / len(rounds),
+            "false_alarm_upper_95": upper_bound(aa_failed, len(rounds)),
+            "aa_rounds_inconclusive": sum(r["A/A"]["inconclusive"] for r in rounds),
+            "detection_rounds_failed": {f"{p:g}": sum(r[p]["failed"] for r in rounds) for p in slowdowns},
+            "detection_rounds_inconclusive": {f"{p:g}": sum(r[p]["inconclusive"] for r in rounds) for p in slowdowns},
             "cases": cases}
 
 
-def report(result: dict, args, wall_s: float) -> list:
-    r = args.rounds
+def case_figures(name: str, rounds: list, slowdowns: list) -> dict:
+    aa = [r["A/A"]["cases"][name] for r in rounds if name in r["A/A"]["cases"]]
+    needed = [max(c.threshold, NOISE_Z * (c.stderr or 0)) - (c.change or 0) for c in aa]
+    per = {}
+    for pct in slowdowns:
+        slowed = [r[pct]["cases"][name] for r in rounds if name in r[pct]["cases"]]
+        per[f"{pct:g}"] = {"rounds": len(slowed), "caught": sum(c.verdict == "SLOWER" for c in slowed),
+                           "changes_pct": [100 * (c.change or 0) for c in slowed]}
+    caught = [p for p in slowdowns if per[f"{p:g}"]["rounds"] and
+              per[f"{p:g}"]["caught"] >= RELIABLE * per[f"{p:g}"]["rounds"]]
+    return {"aa_rounds": len(aa), "aa_slower": sum(c.verdict == "SLOWER" for c in aa),
+            "aa_faster": sum(c.verdict == "FASTER" for c in aa),
+            "aa_unresolved": sum(c.verdict in ("NOISY", "UNSURE") for c in aa),
+            "aa_changes_pct": [100 * (c.change or 0) for c in aa],
+            "repetitions": [min(c.old.n, c.new.n) for c in aa if c.old and c.new],
+            "threshold_pct": 100 * aa[0].threshold if aa else None, "slowdowns": per,
+            "smallest_caught_pct": min(caught) if caught else None,
+            "smallest_reliable_slowdown_pct": 100 * quantile(needed, RELIABLE) if needed else None}
+
+
+def report(result: dict, args) -> list:
+    r, slow = result["rounds"], args.slowdown
     planned = "" if result["rounds_planned"] == r else f" (of {result['rounds_planned']} planned: time budget)"
-    lines = [f"gate self-test: {args.binary}, filter {args.filter!r}, {r} rounds{planned} x {args.repetitions} repetitions "
-             f"per side, injected slowdown {args.slowdown:g}%, policy {result['policy']}, {wall_s:.0f} s",
-             f"A/A (the same binary against itself): the gate failed in {result['aa_rounds_failed']} of {r} rounds",
-             f"injected {args.slowdown:g}%: the gate failed in {result['detection_rounds_failed']} of {r} rounds", "",
-             f"{'case':48s} {'A/A false alarms':>16s} {'caught':>8s} {'injected (median)':>18s} "
-             f"{'smallest reliable':>18s}"]
+    steps = (f", sequential up to {args.max_repetitions} (+{args.batch} a step)"
+             if (args.max_repetitions or 0) > args.repetitions else "")
+    lines = [f"gate self-test: {args.binary}, filter {args.filter!r}, {r} rounds{planned} x {args.repetitions} "
+             f"processes a side{steps}, injected {', '.join(f'{p:g}%' for p in slow)}, policy {result['policy']}"
+             f"{' (paired)' if result['paired'] else ''}, {result['wall_s']:.0f} s",
+             f"false alarms: the gate failed {result['aa_rounds_failed']} of {r} A/A rounds = "
+             f"{100 * result['false_alarm_rate']:.0f}% (95% upper bound {100 * result['false_alarm_upper_95']:.1f}%); "
+             f"{result['aa_rounds_inconclusive']} ended INCONCLUSIVE"]
+    for p in slow:
+        failed = result["detection_rounds_failed"][f"{p:g}"]
+        lines.append(f"detection at {p:g}%: the gate failed {failed} of {r} rounds = {100 * failed / r:.0f}%; "
+                     f"{result['detection_rounds_inconclusive'][f'{p:g}']} ended INCONCLUSIVE")
+    lines += ["", f"{'case':40s} {'false alarms':>12s}" + "".join(f" {'caught ' + format(p, 'g') + '%':>12s}" for p in slow)
+              + f" {'smallest caught':>15s} {'(noise)':>8s} {'reps':>5s}"]
     for name, c in result["cases"].items():
-        inj = quantile(c["injected_changes_pct"], 0.5) if c["injected_changes_pct"] else float("nan")
-        small = c["smallest_reliable_slowdown_pct"]
-        lines.append(f"{name:48s} {c['aa_slower']:>9d} of {c['aa_rounds']:<3d} {c['caught']:>3d} of {c['detection_rounds']:<3d}"
-                     f" {inj:>+16.1f}% {'-' if small is None else f'{small:.1f}%':>18s}")
-    lines += ["", "caught: rounds whose gate called the slowed case a regression; injected: the change the gate "
-              "measured; smallest reliable: the slowdown caught in 95% of the A/A rounds' noise (docstring)"]
+        caught = "".join(f" {c['slowdowns'][f'{p:g}']['caught']:>6d} of {c['slowdowns'][f'{p:g}']['rounds']:<3d}"
+                         for p in slow)
+        small, noise = c["smallest_caught_pct"], c["smallest_reliable_slowdown_pct"]
+        reps = quantile(c["repetitions"], 0.5) if c["repetitions"] else 0
+        lines.append(f"{name:40s} {c['aa_slower']:>5d} of {c['aa_rounds']:<3d}{caught} "
+                     f"{'-' if small is None else f'{small:g}%':>15s} {'-' if noise is None else f'{noise:.1f}%':>8s} "
+                     f"{reps:>5.0f}")
+    lines += ["", "caught: rounds whose gate called the slowed case a regression; smallest caught: the smallest "
+              "injected slowdown caught in >= 95% of rounds; (noise): the one the A/A rounds' noise predicts; "
+              "reps: processes a side (median over rounds)"]
     return lines
 
 
 def parse_args(argv: list) -> argparse.Namespace:
     p = cli.Parser(prog="opbench-gate-selftest", description=__doc__.split(": ", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                   formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True, help="the bench_ops to test the gate with")
     p.add_argument("--filter", required=True, help="--benchmark_filter of the cases (a few; every one is slowed)")
     p.add_argument("--rounds", type=int, default=20, help="A/A rounds and detection rounds (default 20)")
     p.add_argument("--repetitions", type=int, help="processes per side and round (default: the policy's min_repetitions)")
-    p.add_argument("--slowdown", type=float, default=5.0, metavar="PCT", help="injected slowdown, percent (default 5)")
+    p.add_argument("--max-repetitions", type=int, metavar="N", help="sequential: add processes to unresolved "
+                   "cases up to N a side (default: none added)")
+    p.add_argument("--batch", type=int, default=4, metavar="K", help="processes a side added per step (default 4)")
+    p.add_argument("--slowdown", type=float, action="append", metavar="PCT",
+                   help="injected slowdown, percent; repeat for several (default 2 and 5)")
     p.add_argument("--policy", metavar="FILE", help="gate policy (default: the packaged perf-policy.json)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="processes started at a time (opbench-compare --jobs)")
     p.add_argument("--out-dir", help="folder for every run's JSON and log (default: a new temporary folder)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON")
-    p.add_argument("--time-budget", type=float, metavar="S", help="start no process after S seconds; evaluate the "
+    p.add_argument("--time-budget", type=float, metavar="S", help="start no round after S seconds; evaluate the "
                    "rounds that finished")
     p.add_argument("--bench-arg", action="append", default=[], metavar="ARGS", help="extra bench_ops arguments")
     args = p.parse_args(argv)
-    if not (1 <= args.rounds <= 1000 and 1 <= args.jobs <= 1024 and 0 < args.slowdown <= 1000
-            and 2 <= (args.repetitions or 2) <= 1000 and (args.time_budget is None or 0 < args.time_budget < math.inf)):
-        p.error("need 1 <= rounds <= 1000, 1 <= jobs <= 1024, 0 < slowdown <= 1000, 2 <= repetitions <= 1000, "
-                "time budget > 0")
+    args.slowdown = sorted(set(args.slowdown or DEFAULT_SLOWDOWNS_PCT))
+    reps = args.repetitions or 2
+    if not (1 <= args.rounds <= 1000 and 1 <= args.jobs <= 1024 and all(0 < s <= 1000 for s in args.slowdown)
+            and len(args.slowdown) <= 8 and 2 <= reps <= 1000 and reps <= (args.max_repetitions or reps) <= 1000
+            and 1 <= args.batch <= 1000 and (args.time_budget is None or 0 < args.time_budget < math.inf)):
+        p.error("need 1 <= rounds <= 1000, 1 <= jobs <= 1024, 0 < slowdown <= 1000 (at most 8), 2 <= repetitions "
+                "<= max-repetitions <= 1000, 1 <= batch <= 1000, time budget > 0")
     return args
 
 
@@ -168,44 +196,58 @@ def main(argv: list | None = None) -> int:
     return cli.run("opbench-gate-selftest", _main, argv)
 
 
+def check_inputs(args, policy) -> None:
+    args.repetitions = args.repetitions or policy.min_repetitions
+    if args.repetitions < policy.min_repetitions:
+        raise InputError(f"--repetitions {args.repetitions} is below the policy's min_repetitions "
+                         f"({policy.min_repetitions}): the gate would refuse every round")
+    if args.max_repetitions is not None and args.max_repetitions < args.repetitions:
+        raise InputError(f"--max-repetitions {args.max_repetitions} is below --repetitions {args.repetitions}")
+    if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
+        raise InputError(f"--binary {args.binary}: no such program (build it: scripts/build.sh)")
+    cli.check_outputs({"--binary": args.binary, "--policy": args.policy}, {"--json": args.json})
+
+
+def run_rounds(args, policy, out_dir: str) -> list:
+    start, rounds = time.monotonic(), []
+    for i in range(args.rounds):
+        left = None if args.time_budget is None else args.time_budget - (time.monotonic() - start)
+        if left is not None and left <= 0:
+            break
+        outcome = run_round(args, policy, i, out_dir, left)
+        if outcome is None:
+            break
+        rounds.append(outcome)
+    if not rounds:
+        raise InputError(f"no round finished within --time-budget {args.time_budget:g} s")
+    if len(rounds) < args.rounds:
+        print(f"[selftest] the time budget ended the runs: {len(rounds)} of {args.rounds} rounds finished and are "
+              "evaluated", file=sys.stderr)
+    return rounds
+
+
 def _main(argv: list | None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    planned = args.rounds
     try:
         policy = load_policy(args.policy)
-        args.repetitions = args.repetitions or policy.min_repetitions
-        if args.repetitions < policy.min_repetitions:
-            raise InputError(f"--repetitions {args.repetitions} is below the policy's min_repetitions "
-                             f"({policy.min_repetitions}): the gate would refuse every round")
-        if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
-            raise InputError(f"--binary {args.binary}: no such program (build it: scripts/build.sh)")
-        cli.check_outputs({"--binary": args.binary, "--policy": args.policy}, {"--json": args.json})
+        check_inputs(args, policy)
         out_dir = args.out_dir or tempfile.mkdtemp(prefix="opbench-gate-selftest-")
         os.makedirs(out_dir, exist_ok=True)
-        processes, groups = plan(args, out_dir)
-        print(f"[selftest] {len(processes)} processes, runs in {out_dir}", file=sys.stderr)
+        print(f"[selftest] {args.rounds} rounds of {2 + len(args.slowdown)} groups, runs in {out_dir}", file=sys.stderr)
         start = time.monotonic()
-        run_processes(processes, args.jobs, os.path.join(out_dir, "gpu.lock"), args.time_budget)
-        wall_s = time.monotonic() - start
-        paths = merged(groups, out_dir)
-        done = complete_rounds(paths, args.rounds)
-        if done == 0:
-            raise InputError(f"no round finished within --time-budget {args.time_budget:g} s")
-        if done < args.rounds:
-            print(f"[selftest] the time budget ended the runs: {done} of {args.rounds} rounds finished and are "
-                  "evaluated", file=sys.stderr)
-            args.rounds = done
-        result = evaluate(policy, paths, args.rounds)
+        rounds = run_rounds(args, policy, out_dir)
+        result = evaluate(rounds, args.slowdown)
     except InputError as e:
         print(f"opbench-gate-selftest: {e}", file=sys.stderr)
-        return 2
-    result.update(policy=policy.path, rounds=args.rounds, rounds_planned=planned, repetitions=args.repetitions,
-                  slowdown_pct=args.slowdown,
-                  filter=args.filter, binary=args.binary, jobs=args.jobs, wall_s=wall_s)
-    print("\n".join(report(result, args, wall_s)))
+        return cli.UNUSABLE
+    result.update(policy=policy.path, paired=policy.paired, rounds_planned=args.rounds, repetitions=args.repetitions,
+                  max_repetitions=args.max_repetitions, slowdowns_pct=args.slowdown, filter=args.filter,
+                  binary=args.binary, jobs=args.jobs, wall_s=time.monotonic() - start)
+    print("\n".join(report(result, args)))
     if args.json:
         cli.write_atomically(args.json, json.dumps(result, indent=1))
-    reliable = all(c["caught"] >= RELIABLE * c["detection_rounds"] for c in result["cases"].values())
+    required = [(c, f"{p:g}") for c in result["cases"].values() for p in args.slowdown if p > c["threshold_pct"]]
+    reliable = all(c["slowdowns"][p]["caught"] >= RELIABLE * c["slowdowns"][p]["rounds"] for c, p in required)
     return 0 if result["aa_rounds_failed"] == 0 and reliable else 1
 
 

@@ -73,6 +73,27 @@ def parse_json_file(path: str):
     return _decoding(path, lambda: _decoder(path).decode(text))
 
 
+def parse_json_document_or_lines(path: str) -> tuple:
+    """("document", value) for a file holding one JSON value, else ("lines", [(line, value), ...]) for JSON
+    Lines (one value per non-blank line: bench_ops' dashboard sidecar); InputError naming file:line:column."""
+    text = read_text(path)
+    decoder = _decoder(path)
+    start = _SPACE.match(text, 0).end()
+    value, end = _decoding(path, lambda: decoder.raw_decode(text, start))
+    if _SPACE.match(text, end).end() == len(text):
+        return "document", value
+    lines = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            try:
+                lines.append((number, decoder.decode(line)))
+            except json.JSONDecodeError as e:
+                raise InputError(f"{path}:{number}:{e.colno}: malformed JSON Lines: {e.msg}") from None
+            except (RecursionError, ValueError) as e:
+                raise InputError(f"{path}:{number}: malformed JSON Lines: {e or 'nested too deeply'}") from None
+    return "lines", lines
+
+
 def scan_json_file(path: str, list_key: str, on_item) -> tuple:
     """(the file's top-level value, whether it streamed `list_key`). When the top level is an object whose
     `list_key` holds a list, each item goes to on_item(index, item) as it is parsed and the object gets

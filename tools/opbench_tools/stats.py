@@ -6,7 +6,10 @@ For each case and metric: the median over repetitions on each side; the change a
 the figure is the same whether time or GB/s is compared); the spread (robust relative standard
 deviation of one repetition: the Qn scale of both sides' relative residuals, pooled); the standard error
 of the change (1.2533 * spread * sqrt(1/n_old + 1/n_new), the median's); a two-sided Mann-Whitney U test
-over the repetitions (Welch's t-test from mean/stddev when only aggregates exist). Verdicts:
+over the repetitions (Welch's t-test from mean/stddev when only aggregates exist). Paired (opbench-compare
+--paired, the policy's "paired"; the i-th repetitions of the two sides ran side by side): the change from the
+median of the per-pair log ratios, their Qn as the spread, se = 1.2533 * spread / sqrt(n), and a Wilcoxon
+signed-rank test; a case whose sides cannot be paired (unequal counts) is compared unpaired. Verdicts:
   SLOWER / FASTER  |change| > threshold, |change| > NOISE_Z * stderr, and p < alpha (or a deterministic
                    metric: zero variance on both sides, no test needed)
   NOISY            the case's noise is too large to resolve the threshold: NOISE_Z * stderr > threshold
@@ -206,7 +209,31 @@ def verdict(change: float, threshold: float, stderr: float | None, significant: 
     return "UNSURE" if big else "SAME"
 
 
-def compare_case(name: str, old: Case, new: Case, metric: str, alpha: float, threshold: float) -> CaseResult:
+def paired_log_ratios(old: Side, new: Side):
+    """log(new_i / old_i) over the repetitions in order, or None when the sides cannot be paired (unequal
+    counts, fewer than 2 a side, a value that is not positive)."""
+    np = numpy()
+    a, b = np.asarray(old.values, dtype=float), np.asarray(new.values, dtype=float)
+    if len(a) != len(b) or len(a) < 2 or not (a > 0).all() or not (b > 0).all():
+        return None
+    return np.log(b / a)
+
+
+def paired_figures(ratios, metric: str) -> tuple:
+    """(change, spread, stderr, p) of paired log ratios: the change a slowdown as slowdown() gives it."""
+    np = numpy()
+    centre = float(np.median(ratios))
+    change = math.expm1(-centre if higher_is_better(metric) else centre)
+    spread = qn_scale(ratios)
+    if not np.any(ratios):
+        p = 1.0
+    else:
+        p = float(scipy_stats().wilcoxon(ratios).pvalue)
+    return change, spread, MEDIAN_SE * spread / math.sqrt(len(ratios)), p
+
+
+def compare_case(name: str, old: Case, new: Case, metric: str, alpha: float, threshold: float,
+                 paired: bool = False) -> CaseResult:
     result = CaseResult(name, "N/A", threshold)
     errors = {side: c.error or c.broken.get(metric) for side, c in (("old", old), ("new", new))}
     if any(errors.values()):
@@ -228,6 +255,12 @@ def compare_case(name: str, old: Case, new: Case, metric: str, alpha: float, thr
     if is_deterministic(metric, result.old, result.new):
         result.test, result.spread, result.stderr = "deterministic", 0.0, 0.0
         result.verdict = verdict(result.change, threshold, 0.0, True)
+        return result
+    ratios = paired_log_ratios(result.old, result.new) if paired else None
+    if ratios is not None:
+        result.change, result.spread, result.stderr, result.p_value = paired_figures(ratios, metric)
+        result.test = "wilcoxon"
+        result.verdict = verdict(result.change, threshold, result.stderr, result.p_value < alpha)
         return result
     result.p_value, result.test = p_value(result.old, result.new)
     result.spread = pooled_spread(result.old, result.new)
@@ -254,11 +287,11 @@ def _counters(old: Case, new: Case, metric: str) -> dict:
 
 
 def compare_runs(old: Run, new: Run, metric: str = "real_time", alpha: float = DEFAULT_ALPHA,
-                 threshold_for=lambda name: DEFAULT_THRESHOLD) -> Comparison:
+                 threshold_for=lambda name: DEFAULT_THRESHOLD, paired: bool = False) -> Comparison:
     """Compares every case present in both runs. Raises InputError when nothing can be compared."""
     names, only_old, only_new = common_cases(old, new)
     check_metric(old, new, names, metric)
-    cases = [compare_case(n, old.cases[n], new.cases[n], metric, alpha, threshold_for(n)) for n in names]
+    cases = [compare_case(n, old.cases[n], new.cases[n], metric, alpha, threshold_for(n), paired) for n in names]
     ratios = [c.change + 1 for c in cases if c.change is not None and c.change > -1]
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) - 1 if ratios else None
     comparison = Comparison(old.path, new.path, metric, alpha, cases, only_old, only_new, [], geomean,
