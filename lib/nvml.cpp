@@ -37,6 +37,7 @@ struct Nvml::Api {
   NvmlReturn (*power)(NvmlDevice, unsigned*) = nullptr;
   NvmlReturn (*temperature)(NvmlDevice, int, unsigned*) = nullptr;
   NvmlReturn (*reasons)(NvmlDevice, unsigned long long*) = nullptr;
+  NvmlReturn (*energy)(NvmlDevice, unsigned long long*) = nullptr;   // millijoules
 };
 
 std::vector<std::string> slowdown_reason_names(uint64_t clock_reasons) {
@@ -64,6 +65,7 @@ Nvml::Nvml() {
   api->power = symbol<decltype(api->power)>(lib, "nvmlDeviceGetPowerUsage");
   api->temperature = symbol<decltype(api->temperature)>(lib, "nvmlDeviceGetTemperature");
   api->reasons = symbol<decltype(api->reasons)>(lib, "nvmlDeviceGetCurrentClocksEventReasons");
+  api->energy = symbol<decltype(api->energy)>(lib, "nvmlDeviceGetTotalEnergyConsumption");
   if (!api->reasons) api->reasons = symbol<decltype(api->reasons)>(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
   if (!api->init || !api->by_bus_id || !api->clock) {
     why_not_ = "libnvidia-ml.so.1 lacks nvmlInit_v2 / nvmlDeviceGetHandleByPciBusId_v2 / nvmlDeviceGetClockInfo";
@@ -92,6 +94,15 @@ GpuTelemetry Nvml::read(const std::string& pci_bus_id) {
   unsigned long long reasons = 0;
   if (api_->reasons && api_->reasons(device, &reasons) == 0) t.clock_reasons = reasons;
   return t;
+}
+
+std::optional<double> Nvml::total_energy_joules(const std::string& pci_bus_id) {
+  NvmlDevice device = nullptr;
+  if (!api_ || !api_->energy || pci_bus_id.empty() || api_->by_bus_id(pci_bus_id.c_str(), &device) != 0)
+    return std::nullopt;
+  unsigned long long millijoules = 0;
+  if (api_->energy(device, &millijoules) != 0) return std::nullopt;
+  return static_cast<double>(millijoules) / 1e3;
 }
 
 }  // namespace opbench

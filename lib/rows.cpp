@@ -52,6 +52,8 @@ std::string status_of(const ExperimentRow& row, Metric metric, const std::string
   else if (row.unavailable_cases > 0)
     status = "incomplete: " + std::to_string(row.unavailable_cases) + " of " + std::to_string(all) +
              " cases unavailable";
+  else if (!row.actual && (metric == Metric::kPowerWatts || metric == Metric::kEnergyPerToken))
+    status = "no actual: no GPU energy counter here (NVML)";
   else if (!row.actual && metric_counter(metric))
     status = std::string("no actual: not applicable (the cases set no ") + metric_counter(metric) + " counter)";
   else if (!row.actual)
@@ -74,7 +76,7 @@ ExperimentRow experiment_row(const ExperimentCases& cases, const DeviceInfo& dev
   const Experiment& experiment = cases.experiment;
   const Metric metric = experiment.metric;
   ExperimentRow row;
-  row.name = experiment_row_name(experiment, world_size);
+  row.name = experiment_row_name(experiment, world_size, device.is_gpu);
   row.metric = metric_name(metric);
   row.dtype = torch_dtype_name(cases.dtype);
   row.device = device.is_gpu ? "cuda" : "cpu";

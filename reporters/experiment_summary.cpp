@@ -40,6 +40,35 @@ const char* value_format(const ExperimentRow& r) {
   return r.metric == "flops_utilization" ? "%.4g" : "%.2f";
 }
 
+// The console table's column widths: each at least its header's, wide enough for every row's cell.
+struct ConsoleWidths {
+  int name = 10, dtype = 5, backend = 7, metric = 6;
+};
+
+ConsoleWidths console_widths(const std::vector<ExperimentRow>& rows) {
+  ConsoleWidths w;
+  auto widen = [](int& width, const std::string& text) { width = std::max(width, static_cast<int>(text.size())); };
+  for (const auto& r : rows) {
+    widen(w.name, r.name);
+    widen(w.dtype, r.dtype);
+    widen(w.backend, r.backend);
+    widen(w.metric, r.metric);
+  }
+  return w;
+}
+
+std::string console_line(const ConsoleWidths& w, const std::string& name, const std::string& dtype,
+                         const std::string& backend, const std::string& metric, const std::string& target,
+                         const std::string& actual, const std::string& of_ceiling, const std::string& status) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s %-*s %-*s %-*s %9s %9s %6s", w.name, name.c_str(), w.dtype, dtype.c_str(),
+                w.backend, backend.c_str(), w.metric, metric.c_str(), target.c_str(), actual.c_str(),
+                of_ceiling.c_str());
+  std::string text = line;
+  if (text.size() + 1 + status.size() <= kConsoleColumns) return text + " " + status + "\n";
+  return text + "\n" + wrap_line("  " + status) + "\n";
+}
+
 }  // namespace
 
 void print_markdown_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, const RunInfo& info,
@@ -59,25 +88,16 @@ void print_markdown_summary(std::ostream& out, const std::vector<ExperimentRow>&
 void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, const RunInfo& info,
                    const Ceilings& ceilings) {
   if (rows.empty()) return;
-  char line[256];
   out << "\n"
       << wrap_line("Experiments on " + info.device.name + " (timer " + info.timer + ", cache " + info.cache +
                    "; peaks: " + (info.device.peaks ? info.device.peaks->model : std::string("unknown")) +
                    "; measured ceilings: " + ceilings_text(ceilings) + ")")
       << "\n";
-  int backend_width = 7;   // "backend"; wider for a longer name ("reduce_scatter")
-  for (const auto& r : rows) backend_width = std::max(backend_width, static_cast<int>(r.backend.size()));
-  std::snprintf(line, sizeof line, "%-20s %-9s %-*s %-24s %10s %10s %8s %7s %7s  %s\n", "experiment", "dtype",
-                backend_width, "backend", "metric", "target", "actual", "%target", "%peak", "%ceil", "status");
-  out << line;
-  for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%-20s %-9s %-*s %-24s %10s %10s %8s %7s %7s  %s\n", r.name.c_str(),
-                  r.dtype.c_str(), backend_width, r.backend.c_str(), r.metric.c_str(), cell(r.target, value_format(r)).c_str(),
-                  cell(r.actual, value_format(r)).c_str(), cell(r.pct_of_target, "%.1f").c_str(),
-                  cell(r.pct_of_peak, "%.1f").c_str(), cell(r.pct_of_ceiling, "%.1f").c_str(),
-                  r.status.c_str());
-    out << line;
-  }
+  const ConsoleWidths w = console_widths(rows);
+  out << console_line(w, "experiment", "dtype", "backend", "metric", "target", "actual", "%ceil", "status");
+  for (const auto& r : rows)
+    out << console_line(w, r.name, r.dtype, r.backend, r.metric, cell(r.target, value_format(r)),
+                        cell(r.actual, value_format(r)), cell(r.pct_of_ceiling, "%.1f"), r.status);
   out.flush();
 }
 

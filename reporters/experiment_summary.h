@@ -1,7 +1,9 @@
 // The summary of a run's experiment rows: experiment x dtype x backend with target, actual, percent of
 // target, of datasheet peak and of the measured ceiling, and status, headed by the device, the run's
-// timer and cache, the peaks and the measured ceilings; as a console table (its header line wrapped to
-// the terminal, line_wrap.h) or as markdown. Formats only.
+// timer and cache, the peaks and the measured ceilings; as markdown (every column) or as a console table
+// within kConsoleColumns (line_wrap.h): the header wrapped, no % target and % peak columns (the
+// markdown, the rows CSV and the dashboard carry them), and a status that does not fit the line on a
+// line of its own below its row, indented. Formats only.
 #pragma once
 #include <ostream>
 #include <vector>

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "opbench/check.h"
+#include "opbench/telemetry.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -16,6 +17,17 @@
 #endif
 
 namespace opbench::decode {
+
+EnergyWindow::EnergyWindow(std::string pci_bus_id)
+    : pci_bus_id_(std::move(pci_bus_id)),
+      start_joules_(Nvml::instance().total_energy_joules(pci_bus_id_)),
+      start_(std::chrono::steady_clock::now()) {}
+
+std::optional<EnergyUse> EnergyWindow::stop() const {
+  const std::optional<double> now = Nvml::instance().total_energy_joules(pci_bus_id_);
+  if (!start_joules_ || !now) return std::nullopt;
+  return EnergyUse{*now - *start_joules_, seconds_since(start_)};
+}
 
 const std::vector<std::string>& config_names() {
   static const std::vector<std::string> names = {"7b", "8x7b", "tiny", "tiny-moe", "70b", "tiny-gqa", "8b"};
@@ -98,13 +110,22 @@ void check_logits(Model& model, const std::vector<int64_t>& prompt, const Checke
   std::cerr << "  check: " << what << " logits within " << 100 * worst << "% RMS of ATen's\n";
 }
 
+// The rows' name on the CPU, which runs the tiny configurations: the size in gpt-fast's name replaced,
+// "llama2_7b_bf16" -> "llama2_tiny_bf16".
+std::string tiny_name(const std::string& name) {
+  const size_t first = name.find('_'), second = name.find('_', first + 1);
+  if (first == std::string::npos || second == std::string::npos) return name + "_tiny";
+  return name.substr(0, first + 1) + "tiny" + name.substr(second);
+}
+
 std::vector<Experiment> model_rows(const std::string& name, c10::ScalarType dtype, bool per_world_size) {
   std::vector<Experiment> rows;
   for (Metric m : {Metric::kTokensPerSecond, Metric::kMemoryBandwidth, Metric::kStartupSeconds,
-                   Metric::kTokenLatencyP50, Metric::kTokenLatencyP90})
-    rows.push_back({.name = name, .metric = m, .dtypes = {dtype}, .is_model = true, .per_world_size = per_world_size});
+                   Metric::kTokenLatencyP50, Metric::kTokenLatencyP90, Metric::kPowerWatts, Metric::kEnergyPerToken})
+    rows.push_back({.name = name, .metric = m, .dtypes = {dtype}, .is_model = true, .per_world_size = per_world_size,
+                    .cpu_name = tiny_name(name)});
   rows.push_back({.name = name, .metric = Metric::kCompilationSeconds, .dtypes = {dtype}, .is_model = true,
-                  .per_world_size = per_world_size, .backends = {"inductor"}});
+                  .per_world_size = per_world_size, .backends = {"inductor"}, .cpu_name = tiny_name(name)});
   return rows;
 }
 

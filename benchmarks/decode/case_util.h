@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,23 @@
 #include "opbench/work.h"
 
 namespace opbench::decode {
+
+// The GPU's energy over a window (the timed generations): NVML's total-energy counter read when made and
+// at stop(). nullopt from stop() where the counter cannot be read (the CPU, no NVML, an older GPU): the
+// power and energy rows then show "-".
+struct EnergyUse {
+  double joules = 0, seconds = 0;
+};
+class EnergyWindow {
+ public:
+  explicit EnergyWindow(std::string pci_bus_id);
+  std::optional<EnergyUse> stop() const;
+
+ private:
+  std::string pci_bus_id_;
+  std::optional<double> start_joules_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 // dims = {configuration, layers[, tp]}: the configuration by its index in config_names().
 const std::vector<std::string>& config_names();
@@ -53,6 +71,8 @@ void check_logits(Model& model, const std::vector<int64_t>& prompt, const Checke
 
 // The rows of one model experiment: tok/s, GB/s, startup, token latency p50 and p90, and the inductor
 // backend's compilation time; `per_world_size`: named <name>_n<processes>.
+// "llama2_7b_bf16" -> "llama2_tiny_bf16": a model experiment's row name on the CPU (Experiment::cpu_name).
+std::string tiny_name(const std::string& name);
 std::vector<Experiment> model_rows(const std::string& name, c10::ScalarType dtype, bool per_world_size = false);
 
 }  // namespace opbench::decode

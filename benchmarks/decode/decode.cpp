@@ -11,6 +11,8 @@
 //   token_latency_p50(ms), token_latency_p90(ms)   per new token, one generation timed step by step
 //   compilation_time(s)      inductor only: how long its package took to build (the seed's
 //                            compilation_time(s) times torch.compile's first calls)
+//   power(W), energy_per_token(J)   the GPU's energy over the 5 timed generations (NVML's total-energy
+//                            counter) / their wall time, / their new tokens; "-" on the CPU
 // Bytes per token: streamed_bytes_per_token (model.h): every linear weight, int8 scales, norm weights and
 // the output head, not the embedding table; experts: the top-2 of 8 share. Printed per case with
 // gpt-fast's count (which adds the KV cache) before the weights are allocated.
@@ -167,9 +169,14 @@ void run_decode(CaseContext& ctx) {
   request.rule = StoppingRule{.warmup_iterations = 0, .min_samples = 5, .max_samples = 5, .max_noise = 1,
                               .max_seconds = 1e9};
   request.note = decoder.kernels_label();
+  const decode::EnergyWindow energy(ctx.device_info().pci_bus_id);
   ctx.time([&] { decoder.generate(); decoder.synchronize(); }, request);
   const std::vector<double> ms = decoder.new_token_milliseconds();
   auto& counters = ctx.state().counters;
+  if (const auto used = energy.stop()) {
+    counters["avg_power_W"] = used->joules / used->seconds;
+    counters["J/token"] = used->joules / static_cast<double>(request.rule->max_samples * cfg.new_tokens);
+  }
   counters["startup_s"] = startup_seconds;
   counters["token_p50_ms"] = decode::percentile(ms, 0.5);
   counters["token_p90_ms"] = decode::percentile(ms, 0.9);

@@ -40,6 +40,8 @@
 //                      0's read ceiling / rank 0's bytes: the case's Work counts one GPU's bytes.
 //   memory_bandwidth(GB/s)   one GPU's (its shard's bytes x tok/s); counter aggregate_GB/s = x tp
 //   startup_time(s), token_latency_p50(ms), token_latency_p90(ms)   as Llama2's
+//   power(W), energy_per_token(J)   all the GPUs' energy over the timed generations (each rank's NVML
+//                      energy counter, summed) / their wall time, / their new tokens; "-" on the CPU
 //   allreduce_share(%) the share of the token time spent in all-reduce: 2 x layers all-reduces of a bf16
 //                      [1, dim] activation (in the step's buffer: the symmetric window or not),
 //                      captured alone in a CUDA graph and replayed 20 times after a
@@ -55,6 +57,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -259,6 +262,22 @@ std::unique_ptr<decode::Decoder> first_generation(Ranks& ranks, Model& model, co
   return decoder;
 }
 
+// The power and energy rows: every rank's GPU energy over the timed generations, summed (rank r's
+// millijoules in slot r of an all-ranks maximum, the other slots -1); none unless every rank read its
+// GPU's counter. `tokens`: the new tokens of the window.
+void set_energy_counters(CaseContext& ctx, Communicator& comm, const std::optional<decode::EnergyUse>& mine,
+                         double tokens) {
+  std::vector<int64_t> slots(static_cast<size_t>(comm.size()), -1);
+  if (mine) slots[static_cast<size_t>(comm.rank())] = std::llround(mine->joules * 1e3);
+  double joules = 0;
+  for (int64_t millijoules : comm.max_over_ranks(slots)) {
+    if (millijoules < 0) return;
+    joules += static_cast<double>(millijoules) / 1e3;
+  }
+  ctx.state().counters["avg_power_W"] = joules / mine->seconds;
+  ctx.state().counters["J/token"] = joules / tokens;
+}
+
 // As the Llama2 family: 5 generations, host clock, the device synchronized; the same count on every rank.
 void time_generations(CaseContext& ctx, decode::Decoder& decoder, Communicator& comm, const std::string& note) {
   TimingRequest request;
@@ -266,7 +285,10 @@ void time_generations(CaseContext& ctx, decode::Decoder& decoder, Communicator& 
   request.rule = StoppingRule{.warmup_iterations = 0, .min_samples = 5, .max_samples = 5, .max_noise = 1,
                               .max_seconds = 1e9};
   request.note = decoder.kernels_label() + " " + note;
+  const decode::EnergyWindow energy(ctx.device_info().pci_bus_id);
   ctx.time([&] { decoder.generate(); comm.wait(); decoder.synchronize(); }, request);
+  set_energy_counters(ctx, comm, energy.stop(),
+                      static_cast<double>(request.rule->max_samples * rank_config(ctx.info().dims).new_tokens));
 }
 
 void run_tp_decode(CaseContext& ctx) {
@@ -311,7 +333,7 @@ std::vector<Experiment> tp_rows(const std::string& name, c10::ScalarType dtype) 
   for (const Experiment& e : decode::model_rows(name, dtype, /*per_world_size=*/true))
     if (e.metric != Metric::kCompilationSeconds) rows.push_back(e);
   rows.push_back({.name = name, .metric = Metric::kAllReduceShare, .dtypes = {dtype}, .is_model = true,
-                  .per_world_size = true});
+                  .per_world_size = true, .cpu_name = decode::tiny_name(name)});
   return rows;
 }
 

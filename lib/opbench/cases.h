@@ -128,6 +128,7 @@ class CaseContext {
       : state_(state), info_(info), run_(run), result_(result) {}
   const CaseInfo& info() const { return info_; }
   c10::Device device() const { return run_.torch_device(); }
+  const DeviceInfo& device_info() const { return run_.device; }
   const RunOptions& options() const { return run_.options; }
   benchmark::State& state() { return state_; }
 

@@ -25,9 +25,13 @@ namespace opbench {
 //                      compilation_time(s) times torch.compile's first calls), counter "compile_s"
 //   kAllReduceShare    "allreduce_share(%)": the share of a tensor-parallel decode token's time its
 //                      all-reduces take (benchmarks/decode/tp_decode.cpp), counter "allreduce_%token"
+//   kPowerWatts        "power(W)": a model's average GPU power over its timed generations (NVML's
+//                      energy counter / their wall time; all the GPUs of a tensor-parallel launch),
+//                      counter "avg_power_W"
+//   kEnergyPerToken    "energy_per_token(J)": that energy / the new tokens generated, counter "J/token"
 enum class Metric {
   kMemoryBandwidth, kFlopsUtilization, kTokensPerSecond, kStartupSeconds, kTokenLatencyP50, kTokenLatencyP90,
-  kBusBandwidth, kCompilationSeconds, kAllReduceShare
+  kBusBandwidth, kCompilationSeconds, kAllReduceShare, kPowerWatts, kEnergyPerToken
 };
 const char* metric_name(Metric metric);
 std::optional<Metric> metric_from_name(const std::string& name);
@@ -49,14 +53,16 @@ struct Experiment {
   bool per_world_size = false;           // its rows are named <name>_n<processes> (a collective's figure
                                          // depends on how many GPUs take part, so do its targets)
   std::vector<std::string> backends;     // the backends whose cases form it; empty: every backend
+  std::string cpu_name;                  // its rows' name on a CPU, where a model family runs a tiny
+                                         // configuration ("llama2_tiny_bf16"); empty: `name`
   bool covers(c10::ScalarType dtype) const;
   bool covers(const std::string& backend) const;
 };
 
-// The name of the experiment's rows in a run of `world_size` processes: `name`, or `name_n<world_size>`
-// for a per-world-size experiment ("collective_n8"; targets accept any such name: per_world_row_name,
-// opbench/targets.h).
-std::string experiment_row_name(const Experiment& experiment, int world_size);
+// The name of the experiment's rows in a run of `world_size` processes on a GPU (`on_gpu`) or the CPU:
+// `name` (on the CPU `cpu_name` where set), with `_n<world_size>` for a per-world-size experiment
+// ("collective_n8"; targets accept any such name: per_world_row_name, opbench/targets.h).
+std::string experiment_row_name(const Experiment& experiment, int world_size, bool on_gpu = true);
 
 
 // The row's three numbers from one case's figures: actual, share of peak, share of ceiling (fractions).

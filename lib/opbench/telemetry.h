@@ -27,6 +27,9 @@ class Nvml {
   const std::string& unavailable_reason() const { return why_not_; }   // empty when loaded
   // REQUIRES: nothing. Readings of the device with this PCI bus id; empty when NVML or the device is absent.
   GpuTelemetry read(const std::string& pci_bus_id);
+  // The device's energy counter (nvmlDeviceGetTotalEnergyConsumption: joules since the driver loaded,
+  // millijoule resolution); nullopt when NVML, the device or the counter (Volta and newer) is absent.
+  std::optional<double> total_energy_joules(const std::string& pci_bus_id);
 
  private:
   Nvml();

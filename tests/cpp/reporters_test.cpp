@@ -163,6 +163,8 @@ TEST_F(Reporters, CsvJsonAndSummaryMatchGolden) {
   expect_golden(read_text(csv), "sweep.csv");
   expect_golden(read_text(dir_ / "out/nested/gpt_fast_benchmark.json"), "sweep.json");
   expect_golden(summary, "sweep_summary.txt");
+  std::istringstream lines(summary);   // a terminal's width: the long status goes below its row
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), kConsoleColumns) << line;
 }
 
 TEST_F(Reporters, MarkdownSummaryMatchesGolden) {
@@ -291,33 +293,38 @@ TEST_F(Reporters, ACasesOwnTimerReachesItsRowAndDashboardRecord) {
   EXPECT_EQ(records["mixed"]["metric"]["extra_info"]["cache"], rows[1].cache);
 }
 
-// A model case feeds five rows (tok/s and GB/s from its time, startup and the two token latencies from
-// its counters): all five are written as soon as it reports, each naming the host timer that timed
-// its generations although the run's timer is events.
-TEST_F(Reporters, AModelCaseWritesItsFiveRowsAtOnceWithItsHostTimer) {
+// A model case feeds seven rows (tok/s and GB/s from its time; startup, the two token latencies, power
+// and energy per token from its counters): all seven are written as soon as it reports, each naming the
+// host timer that timed its generations although the run's timer is events.
+TEST_F(Reporters, AModelCaseWritesItsSevenRowsAtOnceWithItsHostTimer) {
   const CaseInfo* model = nullptr;
   for (const CaseInfo* info : h200_run().cases.all())
     if (!model && info->family == "Llama2" && info->dtype == "bf16" && info->backend == "graph") model = info;
   ASSERT_NE(model, nullptr);
-  ASSERT_EQ(model->experiments.size(), 5u);
+  ASSERT_EQ(model->experiments.size(), 7u);
   fs::path csv = dir_ / "model.csv";
   ExperimentReporter reporter(h200_run(), h200_info(), {}, RowFile(csv.string()), {model->name()}, nullptr);
   reporter.ReportRuns({timed_run(model->name(), 2.0, false, TimerKind::kHost, std::nullopt,
-                                 {{"startup_s", 12.5}, {"token_p50_ms", 9.75}, {"token_p90_ms", 10.25}})});
+                                 {{"startup_s", 12.5}, {"token_p50_ms", 9.75}, {"token_p90_ms", 10.25},
+                                  {"avg_power_W", 480.0}, {"J/token", 4.75}})});
   auto rows = read_csv(csv.string());
-  ASSERT_EQ(rows.size(), 6u);                            // the header and five rows, before Finalize
+  ASSERT_EQ(rows.size(), 8u);                            // the header and seven rows, before Finalize
   EXPECT_EQ(rows[1][1], "token_per_sec");
   EXPECT_EQ(rows[1][3], "100.000000");                   // 200 tokens in 2 s
   EXPECT_EQ(rows[3][1], "startup_time(s)");
   EXPECT_EQ(rows[3][3], "12.500000");
   EXPECT_EQ(rows[5][3], "10.250000");
+  EXPECT_EQ(rows[6][1], "power(W)");
+  EXPECT_EQ(rows[6][3], "480.000000");
+  EXPECT_EQ(rows[7][1], "energy_per_token(J)");
+  EXPECT_EQ(rows[7][3], "4.750000");
   std::istringstream records(read_text(dir_ / "model.json"));
   int host = 0;
   for (std::string line; std::getline(records, line);) {
     auto extra = nlohmann::json::parse(line)["metric"]["extra_info"];
     host += extra["timer"] == "host" && extra["cache"] == "none";
   }
-  EXPECT_EQ(host, 5);
+  EXPECT_EQ(host, 7);
 }
 
 // A row's timer and cache are those its cases recorded, not the run's: a model row whose cases the

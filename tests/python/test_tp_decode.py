@@ -12,7 +12,7 @@ from bench_ops_bin import run_bench_ops
 from test_collective import launch
 
 ROWS = {"token_per_sec", "memory_bandwidth(GB/s)", "startup_time(s)", "token_latency_p50(ms)",
-        "token_latency_p90(ms)", "allreduce_share(%)"}
+        "token_latency_p90(ms)", "allreduce_share(%)", "power(W)", "energy_per_token(J)"}
 
 
 def test_tp2_decode_matches_the_whole_model_and_rank0_writes_the_rows(tmp_path):
@@ -37,7 +37,7 @@ def test_tp2_decode_matches_the_whole_model_and_rank0_writes_the_rows(tmp_path):
     header, *rows = list(csv.reader((tmp_path / "rows.csv").open()))
     col = {name: i for i, name in enumerate(header)}
     keys = {(r[col["name"]], r[col["dtype"]], r[col["metric"]]) for r in rows}
-    assert keys == {(f"llama2_7b_{d}_tp_n2", dtype, m) for d, dtype in (("bf16", "bfloat16"), ("int8", "int8"))
+    assert keys == {(f"llama2_tiny_{d}_tp_n2", dtype, m) for d, dtype in (("bf16", "bfloat16"), ("int8", "int8"))
                     for m in ROWS}
     assert len(rows) == len(keys)                               # written once: by rank 0
 
