@@ -1,0 +1,51 @@
+"""The gate's self-test (opbench-gate-selftest) on a stand-in for bench_ops (tests/python/data/fakes/
+fake_bench_ops.py: seeded lognormal times, so no timing here and no need to run alone): the rates it
+prints, the smallest slowdown caught, sequential repetitions, and which slowdowns it must catch."""
+import json
+import os
+import subprocess
+import sys
+
+FAKE = os.path.join(os.path.dirname(__file__), "data", "fakes", "fake_bench_ops.py")
+
+
+def fake_selftest(tmp_path, policy, *extra, seed="1"):
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(policy))
+    out, log = tmp_path / "selftest.json", tmp_path / "filters.log"
+    env = dict(os.environ, FAKE_BENCH_SEED=seed, FAKE_BENCH_LOG=str(log))
+    proc = subprocess.run([sys.executable, "-m", "opbench_tools.gate_selftest", "--binary", FAKE, "--filter", ".",
+                           "--policy", str(path), "--json", str(out), "--out-dir", str(tmp_path / "runs"), *extra],
+                          capture_output=True, text=True, timeout=300, env=env)
+    return proc, (json.loads(out.read_text()) if out.exists() else None), log.read_text().splitlines()
+
+
+def test_selftest_rates_smallest_caught_and_sequential_repetitions(tmp_path):
+    # Calm (0.2% noise) resolves 1.2% at 5 processes a side and is caught at 2%; Noisy (2% noise, a 6% rule)
+    # is NOISY at 5 and gets processes added, for it alone, until it resolves; 10% is caught, 2% is not
+    # (below its threshold, so not required).
+    policy = {"min_repetitions": 5, "max_slowdown_pct": 1.2, "rules": [{"pattern": "^Noisy/", "max_slowdown_pct": 6}]}
+    proc, result, filters = fake_selftest(tmp_path, policy, "--rounds", "3", "--repetitions", "5",
+                                          "--max-repetitions", "17", "--batch", "4", "--slowdown", "2",
+                                          "--slowdown", "10")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "false alarms: the gate failed 0 of 3 A/A rounds = 0% (95% upper bound 63.2%)" in proc.stdout
+    assert "detection at 10%: the gate failed 3 of 3 rounds = 100%" in proc.stdout
+    calm, noisy = result["cases"]["Calm/bf16/64/aten"], result["cases"]["Noisy/bf16/64/aten"]
+    assert calm["slowdowns"]["2"]["caught"] == 3 and calm["smallest_caught_pct"] == 2
+    assert noisy["slowdowns"]["2"]["caught"] == 0 and noisy["smallest_caught_pct"] == 10
+    assert calm["repetitions"] == [5, 5, 5] and all(9 <= n <= 17 for n in noisy["repetitions"])
+    added = [f for f in filters if f != "."]
+    assert added and set(added) == {"^(Noisy/bf16/64/aten)(/.*)?$"}   # only the unresolved case reran
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("Calm/"))
+    assert line.split()[1:11] == ["0", "of", "3", "3", "of", "3", "3", "of", "3", "2%"], line
+
+
+def test_selftest_requires_only_slowdowns_above_the_threshold(tmp_path):
+    # Without a rule, 5 processes a side leave Noisy (2% noise) unable to resolve 1.5%: its 5% slowdown is
+    # not caught (NOISY), and since 5% is above its threshold the self-test fails.
+    proc, result, _ = fake_selftest(tmp_path, {"min_repetitions": 5, "max_slowdown_pct": 1.5}, "--rounds", "2",
+                                    "--repetitions", "5", "--slowdown", "5")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert result["cases"]["Noisy/bf16/64/aten"]["smallest_caught_pct"] is None
+    assert result["aa_rounds_inconclusive"] == 2 and "2 ended INCONCLUSIVE" in proc.stdout
