@@ -42,6 +42,16 @@ std::string joined(const std::set<std::string>& names) {
   return text.empty() ? "none" : text;
 }
 
+// The row's target: the file's number, or its bound_fraction of the row's bound (the actual at 100% of
+// the measured ceiling: actual / share of ceiling); none without a target or, for a bound_fraction,
+// without a measured ceiling share.
+std::optional<double> target_value(const std::optional<Target>& target, const ExperimentRow& row) {
+  if (!target) return std::nullopt;
+  if (!target->bound_fraction) return target->value;
+  if (!row.actual || !row.pct_of_ceiling || !(*row.pct_of_ceiling > 0)) return std::nullopt;
+  return *target->bound_fraction * *row.actual / (*row.pct_of_ceiling / 100);
+}
+
 std::string status_of(const ExperimentRow& row, Metric metric, const std::string& device_name, size_t throttled) {
   std::string status;
   const int all = row.failed_cases + row.unavailable_cases + row.cases;
@@ -85,7 +95,7 @@ ExperimentRow experiment_row(const ExperimentCases& cases, const DeviceInfo& dev
   row.processes = experiment.per_world_size ? world_size : 1;
   row.is_model = experiment.is_model;
   row.backend = cases.backend;
-  if (auto t = find_target(targets, device.name, row.name, row.metric, row.dtype, row.backend)) row.target = t->value;
+  const std::optional<Target> target = find_target(targets, device.name, row.name, row.metric, row.dtype, row.backend);
 
   TimedCases timed;
   std::set<std::string> timers, caches, throttled;
@@ -120,8 +130,12 @@ ExperimentRow experiment_row(const ExperimentCases& cases, const DeviceInfo& dev
   row.pct_of_ceiling = percent(mean_of_case_medians(timed, [&](const CaseResult& r) {
     return metric_shares(metric, r.figures).of_ceiling;
   }));
+  row.target = target_value(target, row);
   if (row.target && row.actual) row.pct_of_target = 100 * *row.actual / *row.target;
   row.status = status_of(row, metric, device.name, throttled.size());
+  if (target && target->bound_fraction && !row.target && row.actual && row.cases > 0 && row.failed_cases == 0 &&
+      row.unavailable_cases == 0)
+    row.status = "no target: its bound_fraction needs the measured ceiling (run the Ceiling cases first)";
   return row;
 }
 

@@ -78,7 +78,7 @@ const std::set<std::string>& torch_dtype_names() {
 
 Target parse_target(const json& entry, const std::string& path, const std::string& where) {
   if (!entry.is_object()) bad(path, where, "expected an object");
-  only_known_keys(entry, {"experiment", "metric", "dtype", "backend", "target"}, path, where);
+  only_known_keys(entry, {"experiment", "metric", "dtype", "backend", "target", "bound_fraction"}, path, where);
   Target t;
   t.experiment = string_field(entry, "experiment", path, where);
   t.metric = string_field(entry, "metric", path, where);
@@ -86,7 +86,17 @@ Target parse_target(const json& entry, const std::string& path, const std::strin
   if (!torch_dtype_names().count(t.dtype))
     bad(path, where + ".dtype", "unknown dtype \"" + t.dtype + "\" (torch's names: bfloat16, float16, float32, int8, ...)");
   t.backend = entry.contains("backend") ? string_field(entry, "backend", path, where) : "aten";
-  if (!entry.contains("target")) bad(path, where, "missing \"target\"");
+  if (entry.contains("target") == entry.contains("bound_fraction"))
+    bad(path, where, "expected one of \"target\" (the number) and \"bound_fraction\" (a share of the row's bound)");
+  if (entry.contains("bound_fraction")) {
+    const json& fraction = entry["bound_fraction"];
+    if (!fraction.is_number() || !(fraction.get<double>() > 0 && fraction.get<double>() <= 1))
+      bad(path, where + ".bound_fraction", "expected a number in (0, 1], got " + fraction.dump());
+    if (t.metric != "token_per_sec" && t.metric != "memory_bandwidth(GB/s)")
+      bad(path, where + ".bound_fraction", "applies to token_per_sec and memory_bandwidth(GB/s) rows, not " + t.metric);
+    t.bound_fraction = fraction.get<double>();
+    return t;
+  }
   if (!entry["target"].is_number() || entry["target"].get<double>() <= 0)
     bad(path, where + ".target", "expected a positive number, got " + entry["target"].dump());
   t.value = entry["target"].get<double>();

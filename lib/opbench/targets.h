@@ -5,7 +5,13 @@
 //   {"devices": ["NVIDIA H200"],                 exact device names (cudaGetDeviceProperties)
 //    "rule": "how the numbers were derived",     required: a target is never an unexplained number
 //    "targets": [{"experiment": "layer_norm", "metric": "memory_bandwidth(GB/s)",
-//                 "dtype": "bfloat16", "backend": "aten", "target": 950}]}
+//                 "dtype": "bfloat16", "backend": "aten", "target": 950},
+//                {"experiment": "llama2_7b_bf16", "metric": "token_per_sec", "dtype": "bfloat16",
+//                 "backend": "graph", "bound_fraction": 0.9}]}
+// An entry holds either "target" (the number itself) or "bound_fraction" (a share of the row's bound, in
+// (0, 1]: the target is that share of what the row would read at 100% of its measured ceiling — for a
+// model's token_per_sec, the run's read ceiling / its bytes per token — so it follows the GPU the run
+// measured; token_per_sec and memory_bandwidth(GB/s) rows only, the metrics with a ceiling share).
 #pragma once
 #include <optional>
 #include <set>
@@ -16,7 +22,8 @@ namespace opbench {
 
 struct Target {
   std::string experiment, metric, dtype, backend;
-  double value;
+  double value = 0;                        // the target; 0 when bound_fraction is set
+  std::optional<double> bound_fraction;    // the target as a share of the row's measured bound
 };
 
 struct TargetFile {

@@ -357,6 +357,29 @@ TEST(Rows, NameTheTimerAndCacheTheirCasesRecorded) {
   EXPECT_EQ(row.status, "incomplete: 1 of 1 cases failed");
 }
 
+// A bound_fraction target is that share of the row's bound, the actual at 100% of the measured ceiling;
+// without a ceiling share the row has no target and says why.
+TEST(Rows, ABoundFractionTargetFollowsTheMeasuredCeiling) {
+  Experiment experiment{.name = "model", .metric = Metric::kTokensPerSecond, .is_model = true};
+  CaseResult result;
+  result.seconds = 1;
+  result.figures.items_per_second = 180;
+  result.figures.bandwidth_of_ceiling = 0.8;   // the bound: 225 tok/s
+  ExperimentCases cases{experiment, "bf16", "graph", {{"M/bf16/1/graph", {result}}}};
+  Target target{"model", "token_per_sec", "bfloat16", "graph"};
+  target.bound_fraction = 0.9;
+  TargetFile file{"t.json", {h200_device().name}, "r", {target}};
+  ExperimentRow row = experiment_row(cases, h200_device(), 1, {file});
+  ASSERT_TRUE(row.target);
+  EXPECT_DOUBLE_EQ(*row.target, 0.9 * 225);   // 202.5: 180 misses it
+  EXPECT_EQ(row.status, "below target");
+  result.figures.bandwidth_of_ceiling.reset();
+  cases.results = {{"M/bf16/1/graph", {result}}};
+  row = experiment_row(cases, h200_device(), 1, {file});
+  EXPECT_FALSE(row.target);
+  EXPECT_NE(row.status.find("bound_fraction needs the measured ceiling"), std::string::npos) << row.status;
+}
+
 // The console title and the summary's header fit a 100-column terminal whatever the device's name:
 // what does not fit goes onto an indented second line, broken after a "; ".
 TEST(ConsoleTitle, ALongDeviceNameWrapsOntoASecondLine) {
@@ -571,6 +594,20 @@ TEST(Targets, MissingTargetMeansNoneAndUnknownDevicesGetNone) {
   EXPECT_EQ(find_target(files, "NVIDIA A100-SXM4-40GB", "gemv", "memory_bandwidth(GB/s)", "int8", "inductor")->value, 870);
   EXPECT_FALSE(find_target(files, "NVIDIA A100-SXM4-40GB", "layer_norm", "memory_bandwidth(GB/s)", "float32", "inductor"));
   EXPECT_FALSE(find_target(files, "NVIDIA GeForce RTX 4090", "layer_norm", "memory_bandwidth(GB/s)", "bfloat16", "aten"));
+}
+
+TEST(Targets, ABoundFractionIsAShareOfABandwidthOrTokenRowInsteadOfANumber) {
+  std::string head = R"({"devices": ["X"], "rule": "r", "targets": [)";
+  std::string entry = R"({"experiment": "m", "metric": "token_per_sec", "dtype": "int8", )";
+  EXPECT_EQ(target_error(head + entry + R"("bound_fraction": 0.85}]})"), "no error");
+  EXPECT_NE(target_error(head + entry + R"("bound_fraction": 1.5}]})").find("targets[0].bound_fraction: expected a number in (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(target_error(head + entry + R"("bound_fraction": 0.5, "target": 3}]})").find("expected one of"),
+            std::string::npos);
+  EXPECT_NE(target_error(head + R"({"experiment": "m", "metric": "m", "dtype": "int8"}]})").find("expected one of"),
+            std::string::npos);
+  EXPECT_NE(target_error(head + R"x({"experiment": "m", "metric": "startup_time(s)", "dtype": "int8", "bound_fraction": 0.5}]})x")
+                .find("applies to token_per_sec and memory_bandwidth(GB/s) rows"), std::string::npos);
 }
 
 // The forwarding reporter strips the harness suffix and counts failures (not unavailable backends).
