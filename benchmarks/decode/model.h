@@ -72,11 +72,11 @@ struct Model {
   // `sum` (which may be `partial` itself), before the residual add; on a GPU it only enqueues on the
   // current stream (capturable). Empty for a whole model.
   std::function<void(const at::Tensor& partial, const at::Tensor& sum)> all_reduce;
-  // Where the own-kernel step keeps those partials and sums when set: [4, dim] (act dtype) in memory the
-  // all-reduce is fastest on (NCCL: a symmetric window, Communicator::symmetric_tensor). Rows 0 -> 1
-  // hold wo's partial -> sum, rows 2 -> 3 w2's: out of place, and a rank writes a partial row again only
-  // after the next all-reduce, which no peer enters before it has finished reading the last one.
-  // Undefined: the step's own buffer, summed in place.
+  // Where the own-kernel step writes those partials when set: [2, dim] (act dtype) in memory the
+  // all-reduce is fastest on (NCCL: a symmetric window, Communicator::symmetric_tensor), row 0 wo's and
+  // row 1 w2's, summed out of place into the step's own buffer: an NCCL window as the output of a
+  // symmetric all-reduce gives wrong sums in CUDA graphs (NVIDIA/nccl#1924; TensorRT-LLM avoids it the
+  // same way). Undefined: the step's own buffer, summed in place.
   at::Tensor reduce_buffer;
 };
 

@@ -77,7 +77,7 @@ std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
 }
 
 // h += l . x: the GEMV adds into h; a shard's GEMV writes its partial, summed over the ranks, then added
-// (with Model::reduce_buffer: wo's, `second` false, in its rows 0 -> 1, w2's in rows 2 -> 3).
+// (with Model::reduce_buffer: wo's partial, `second` false, in its row 0, w2's in row 1, summed into h's delta).
 void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaStream_t stream) {
   if (!m_.all_reduce) {
     kernels::GemvArgs a = gemv_args(l, x, h_);
@@ -86,8 +86,8 @@ void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaSt
     return;
   }
   const bool window = m_.reduce_buffer.defined();
-  at::Tensor partial = window ? m_.reduce_buffer.narrow(0, second ? 2 : 0, 1) : delta_.narrow(0, 0, 1);
-  at::Tensor sum = window ? m_.reduce_buffer.narrow(0, second ? 3 : 1, 1) : partial;
+  at::Tensor sum = delta_.narrow(0, 0, 1);
+  at::Tensor partial = window ? m_.reduce_buffer.narrow(0, second ? 1 : 0, 1) : sum;
   kernels::launch_gemv(gemv_args(l, x, partial), stream);
   m_.all_reduce(partial, sum);
   kernels::ResidualAddArgs add;
