@@ -46,7 +46,7 @@ std::string reason(int error) {
 
 std::string kind_of(mode_t mode) {
   if (S_ISDIR(mode)) return "a folder";
-  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISFIFO(mode)) return "a FIFO or pipe";
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
   return "a regular file";
@@ -110,6 +110,11 @@ Resolved resolve(const NamedPath& p) {
   Resolved r;
   if (::stat(p.path.c_str(), &r.info) == 0) {
     r.exists = true;
+    if (!S_ISREG(r.info.st_mode) && !S_ISDIR(r.info.st_mode)) {   // a pipe (/dev/stdout), a device, a FIFO
+      char* real = ::realpath(p.path.c_str(), nullptr);             // has no real path when it is a pipe
+      if (!real) refuse(p, "is " + kind_of(r.info.st_mode) + " with no path of its own; expected a regular file");
+      std::free(real);
+    }
     r.canonical = real_path(p, p.path);
     r.folder = S_ISDIR(r.info.st_mode) ? r.canonical : fs::path(r.canonical).parent_path().string();
     return r;

@@ -52,6 +52,12 @@ def test_inputs_and_outputs_that_used_to_abort_exit_2(tmp_path):
     refused(run(*ONE_CASE, "--opbench_trace", tmp_path / "plain" / "traces"), "--opbench_trace")
 
 
+def test_an_output_onto_a_pipe_is_refused_by_what_it_is():
+    # run() captures stdout through a pipe: /dev/stdout resolves to it, which has no path of its own
+    refused(run(*ONE_CASE, "--benchmark_out=/dev/stdout"), "--benchmark_out /dev/stdout", "is a FIFO or pipe",
+            "expected a regular file")
+
+
 def test_inputs_are_bounded_and_fifos_do_not_hang(tmp_path):
     refused(run("--oplog", "/dev/zero"), "larger than 256 MiB")
     huge = tmp_path / "huge.txt"
