@@ -24,8 +24,13 @@ namespace {
 void fuzz_targets(const std::string& text) {
   try {
     opbench::TargetFile file = opbench::parse_target_text(text, "fuzz.json");
-    for (const auto& t : file.targets)
-      if (!(t.value > 0) || !std::isfinite(t.value)) broken("a target that is not a positive finite number");
+    for (const auto& t : file.targets) {
+      if (t.bound_fraction) {   // a share of the row's bound instead of a number
+        if (!(*t.bound_fraction > 0 && *t.bound_fraction <= 1)) broken("a bound_fraction outside (0, 1]");
+      } else if (!(t.value > 0) || !std::isfinite(t.value)) {
+        broken("a target that is not a positive finite number");
+      }
+    }
   } catch (const opbench::Error&) {
   }
 }
