@@ -14,7 +14,8 @@
 #                                    backend: packages built and timed beside torch.compile in Python),
 #                                    ab_builds (OLD_BENCH against NEW_BENCH, interleaved processes),
 #                                    tp_decode (tensor-parallel decode on TP_SIZES GPUs under torchrun, the
-#                                    one-GPU graph cases beside; table in tp_decode.md)
+#                                    one-GPU graph cases beside; table in tp_decode.md), tp_symmetric_ab
+#                                    (the TP step's all-reduces without and with an NCCL symmetric window)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -261,6 +262,28 @@ step_tp_decode() {  # issue 40: tensor-parallel decode, torchrun over N = TP_SIZ
       --benchmark_out_format=json --output "$out/tp_n${n}_rows.csv" >"$out/tp_n$n.txt" 2>&1
   done
   python3 gpu_checks/tp_decode_table.py "$out" | tee "$out/tp_decode.md" >&2
+}
+step_tp_symmetric_ab() {  # issue 40: the TP step's all-reduces on ordinary memory, then with the partials in an NCCL
+  # symmetric window (OPBENCH_NCCL_SYMMETRIC=1), TP_SIZES (default 2) GPUs, graph backend: tok/s and all-reduce time
+  export NCCL_NVLS_ENABLE=0
+  local n side launcher=(torchrun)
+  command -v torchrun >/dev/null || launcher=(python3 -m torch.distributed.run)
+  for n in ${TP_SIZES:-2}; do
+    for side in 0 1; do
+      OPBENCH_NCCL_SYMMETRIC=$side wall "${launcher[@]}" --standalone --nproc-per-node="$n" --no-python $bench \
+        --benchmark_filter="^(Ceiling/.*/read(_cuda)?|Llama2TP/.*-tp$n/graph)(/|\$)" \
+        --benchmark_out="$out/tp_symmetric${side}_n$n.json" --benchmark_out_format=json >"$out/tp_symmetric${side}_n$n.txt" 2>&1
+    done
+  done
+  python3 - "$out" <<'PY' | tee "$out/tp_symmetric_ab.md" >&2
+import glob, json, sys
+print("| case | symmetric window | tok/s | all-reduce ms/token | % token |\n|---|---|---:|---:|---:|")
+for path in sorted(glob.glob(sys.argv[1] + "/tp_symmetric[01]_n*.json")):
+    for b in json.load(open(path))["benchmarks"]:
+        if "TP/" in b["name"] and "items/s" in b:
+            print(f"| {b['name']} | {'yes' if 'symmetric1' in path else 'no'} | {b['items/s']:.1f} | "
+                  f"{b['allreduce_ms/token']:.3f} | {b['allreduce_%token']:.1f} |")
+PY
 }
 step_replay() {
   wall $bench --oplog "${OPLOG:-../shared/data/oplogs/BertForMaskedLM_training.txt}" --output "$out/replay_bert.csv" \
