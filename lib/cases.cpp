@@ -10,6 +10,7 @@
 
 #include "opbench/check.h"
 #include "opbench/interrupt.h"
+#include "opbench/kernel_breakdown.h"
 #include "opbench/telemetry.h"
 
 namespace opbench {
@@ -49,7 +50,9 @@ std::string add_clock_counters(benchmark::State& state, const Measurement& m, co
   return note + ")";
 }
 
-// Records the case's trace and reports gpu_util / mm_util (fractions of wall time) and its events.
+// Records the case's trace and reports gpu_util / mm_util (fractions of wall time) and its events; with
+// GPU events, where the time goes by kernel kind (kernel_breakdown.h): counters "time_<kind>_%" and
+// "time_idle_%" (shares of the traced window) and the rows of DIR/<case>.breakdown.csv.
 void add_trace_counters(benchmark::State& state, const TraceOptions& options, const std::string& name,
                         const std::function<void()>& iteration) {
   TraceFigures t = record_trace(options, name, iteration);
@@ -60,6 +63,10 @@ void add_trace_counters(benchmark::State& state, const TraceOptions& options, co
   state.counters["trace_mm_busy_us"] = t.mm_busy_us;
   state.counters["gpu_util"] = t.busy_us / t.wall_us;
   state.counters["mm_util"] = t.mm_busy_us / t.wall_us;
+  const KernelBreakdown b = kernel_breakdown(t.intervals, t.wall_us);
+  for (const KindTime& k : b.kinds) state.counters["time_" + k.kind + "_%"] = 100 * k.us / b.window_us;
+  state.counters["time_idle_%"] = 100 * b.idle_us / b.window_us;
+  write_breakdown_csv(b, t.iterations, t.path);
 }
 
 }  // namespace

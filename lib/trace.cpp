@@ -106,8 +106,10 @@ TraceFigures record_trace(const TraceOptions& options, const std::string& case_n
   for (const auto& interval : all)
     if (is_mm_kernel(interval.name)) mm.push_back(interval);
   figures.gpu_events = static_cast<int>(all.size());
+  figures.iterations = options.iterations;
   figures.busy_us = busy_us(all);
   figures.mm_busy_us = busy_us(mm);
+  figures.intervals = std::move(all);
   return figures;
 }
 

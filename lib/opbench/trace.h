@@ -37,6 +37,8 @@ struct TraceFigures {
   std::string path;
   double wall_us = 0, busy_us = 0, mm_busy_us = 0;
   int gpu_events = 0;
+  int iterations = 0;
+  std::vector<GpuInterval> intervals;   // the GPU events of the saved trace
 };
 
 // REQUIRES: options.dir is set. Records and saves the trace of `options.iterations` runs of

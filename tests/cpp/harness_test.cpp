@@ -4,7 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <cstdio>
 #include <functional>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -14,6 +17,7 @@
 #include "cli.h"
 #include "opbench/activity_span.h"
 #include "opbench/device.h"
+#include "opbench/kernel_breakdown.h"
 #include "opbench/telemetry.h"
 #include "opbench/timer.h"
 #include "opbench/trace.h"
@@ -224,6 +228,53 @@ TEST(Trace, MmKernelNames) {
   EXPECT_TRUE(is_mm_kernel("sm90_xmma_gemm_bf16bf16_bf16f32"));
   EXPECT_FALSE(is_mm_kernel("vectorized_layer_norm_kernel"));
   EXPECT_FALSE(is_mm_kernel("elementwise_kernel"));
+}
+
+// Each instant of the window goes to one kernel, the last-started of those running, so the kinds and
+// the idle time add up to the window: gemv [0,10) overlapped by a norm from 8, a copy nested in a gemv,
+// an all-reduce after a gap, the wall time past the last kernel.
+TEST(Trace, BreakdownGivesEachInstantToTheLastStartedKernel) {
+  std::vector<GpuInterval> intervals{{0, 10, "gemv_vector<bf16>"},   {8, 4, "rms_norm_kernel"},
+                                     {15, 5, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"},
+                                     {30, 10, "gemv_int8"}, {32, 2, "Memcpy DtoD (Device -> Device)"}};
+  KernelBreakdown b = kernel_breakdown(intervals, 50);
+  std::map<std::string, std::pair<double, int>> kinds;
+  double total = b.idle_us;
+  for (const KindTime& k : b.kinds) {
+    kinds[k.kind] = {k.us, k.kernels};
+    total += k.us;
+  }
+  EXPECT_EQ(kinds["gemv"], std::make_pair(8.0 + 8.0, 2));   // [0,8) and [30,40) less the copy's [32,34)
+  EXPECT_EQ(kinds["norm"], std::make_pair(4.0, 1));
+  EXPECT_EQ(kinds["all_reduce"], std::make_pair(5.0, 1));
+  EXPECT_EQ(kinds["copy"], std::make_pair(2.0, 1));
+  EXPECT_DOUBLE_EQ(b.window_us, 50);
+  EXPECT_DOUBLE_EQ(b.idle_us, 50 - busy_us(intervals));   // 50 - 32
+  EXPECT_DOUBLE_EQ(total, b.window_us);
+  EXPECT_EQ(b.kinds.front().kind, "gemv");                 // largest first
+  EXPECT_DOUBLE_EQ(kernel_breakdown(intervals, 10).window_us, busy_us(intervals));   // never below busy
+}
+
+TEST(Trace, KernelKindsOfTodaysNames) {
+  const auto& kinds = default_kernel_kinds();
+  EXPECT_EQ(kind_of("void opbench::kernels::gemv::gemv_vector<2, 8, false>", kinds), "gemv");
+  EXPECT_EQ(kind_of("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", kinds), "all_reduce");
+  EXPECT_EQ(kind_of("decode_attention_kernel", kinds), "attention");
+  EXPECT_EQ(kind_of("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", kinds), "gemm");
+  EXPECT_EQ(kind_of("Memset (Device)", kinds), "copy");
+  EXPECT_EQ(kind_of("void at::native::reduce_kernel<512, 1, ArgMaxOps<float>>", kinds), "sampling");
+  EXPECT_EQ(kind_of("triton_red_fused_mm_0", kinds), "other");
+}
+
+TEST(Trace, BreakdownCsvSitsBesideTheTrace) {
+  KernelBreakdown b{.window_us = 40, .idle_us = 10, .kinds = {{"gemv", 30, 4}}};
+  std::string trace = ::testing::TempDir() + "Llama2_bf16_7b-32L_graph.trace.json";
+  std::string path = write_breakdown_csv(b, 2, trace);
+  EXPECT_EQ(path, ::testing::TempDir() + "Llama2_bf16_7b-32L_graph.breakdown.csv");
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "kind,us_per_iteration,share_pct,kernels_per_iteration\ngemv,15,75,2\nidle,5,25,0\n");
+  std::remove(path.c_str());
 }
 
 TEST(Cli, BadValuesNameTheFlag) {

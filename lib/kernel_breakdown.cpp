@@ -1,0 +1,101 @@
+// The breakdown of a trace's GPU time by kernel kind (contract: kernel_breakdown.h).
+#include "opbench/kernel_breakdown.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "opbench/check.h"
+
+namespace opbench {
+
+const std::vector<KernelKind>& default_kernel_kinds() {
+  static const std::vector<KernelKind> kinds = {
+      {"all_reduce", {"nccl", "allreduce", "all_reduce"}},
+      {"gemv", {"gemv"}},
+      {"attention", {"attention", "flash", "fmha", "sdpa"}},
+      {"gemm", {"gemm", "nvjet", "cutlass", "xmma", "cublas"}},
+      {"norm", {"norm"}},
+      {"copy", {"memcpy", "memset"}},
+      {"sampling", {"argmax", "topk", "top2", "next_token", "indexselect", "index_select", "embedding"}},
+      {"elementwise", {"elementwise", "vectorized", "residual", "swiglu", "rope", "triton_poi", "unrolled"}},
+  };
+  return kinds;
+}
+
+std::string kind_of(const std::string& kernel_name, const std::vector<KernelKind>& kinds) {
+  std::string lower = kernel_name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const KernelKind& kind : kinds)
+    for (const std::string& pattern : kind.patterns)
+      if (lower.find(pattern) != std::string::npos) return kind.name;
+  return "other";
+}
+
+KernelBreakdown kernel_breakdown(const std::vector<GpuInterval>& intervals, double wall_us,
+                                 const std::vector<KernelKind>& kinds) {
+  // Edges in time order (an end before a start at the same instant); the running kernels ordered by
+  // start, the last-started one in front.
+  struct Edge {
+    double at;
+    bool start;
+    size_t kernel;
+  };
+  std::vector<Edge> edges;
+  std::map<std::string, KindTime> by_kind;
+  std::vector<std::string> kind_of_kernel;
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    kind_of_kernel.push_back(kind_of(intervals[i].name, kinds));
+    KindTime& k = by_kind[kind_of_kernel.back()];
+    k.kind = kind_of_kernel.back();
+    ++k.kernels;
+    if (intervals[i].duration_us <= 0) continue;
+    edges.push_back({intervals[i].start_us, true, i});
+    edges.push_back({intervals[i].start_us + intervals[i].duration_us, false, i});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return a.at != b.at ? a.at < b.at : (!a.start && b.start);
+  });
+  std::set<std::pair<double, size_t>> running;
+  double busy = 0;
+  for (size_t e = 0; e < edges.size(); ++e) {
+    const Edge& edge = edges[e];
+    if (edge.start) running.insert({edge.at, edge.kernel});
+    else running.erase({intervals[edge.kernel].start_us, edge.kernel});
+    if (running.empty() || e + 1 == edges.size()) continue;
+    const double slice = edges[e + 1].at - edge.at;
+    by_kind[kind_of_kernel[running.rbegin()->second]].us += slice;
+    busy += slice;
+  }
+  KernelBreakdown breakdown;
+  breakdown.window_us = std::max(wall_us, busy);
+  breakdown.idle_us = breakdown.window_us - busy;
+  for (auto& [name, time] : by_kind) breakdown.kinds.push_back(time);
+  std::sort(breakdown.kinds.begin(), breakdown.kinds.end(),
+            [](const KindTime& a, const KindTime& b) { return a.us != b.us ? a.us > b.us : a.kind < b.kind; });
+  return breakdown;
+}
+
+std::string write_breakdown_csv(const KernelBreakdown& b, int iterations, const std::string& trace_path) {
+  const double n = std::max(iterations, 1);
+  const std::string suffix = ".trace.json";
+  std::string path = trace_path;
+  if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
+    path.resize(path.size() - suffix.size());
+  path += ".breakdown.csv";
+  std::ofstream out(path);
+  out << "kind,us_per_iteration,share_pct,kernels_per_iteration\n";
+  auto row = [&](const std::string& kind, double us, int kernels) {
+    out << kind << "," << us / n << "," << (b.window_us > 0 ? 100 * us / b.window_us : 0) << "," << kernels / n << "\n";
+  };
+  for (const KindTime& k : b.kinds) row(k.kind, k.us, k.kernels);
+  row("idle", b.idle_us, 0);
+  out.flush();
+  if (!out) throw Error("cannot write " + path);
+  return path;
+}
+
+}  // namespace opbench

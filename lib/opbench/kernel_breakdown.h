@@ -1,0 +1,46 @@
+// Where a traced case's GPU time goes, by kernel kind (--opbench_trace): the kernels of the trace
+// (trace.h's GpuInterval) classified by name, each instant of the traced window given to one kernel, so
+// that the kinds' times and the idle time add up to the window exactly. Where kernels overlap
+// (programmatic dependent launches start a kernel while the previous one drains), the instant goes to
+// the kernel that started last: the one the stream has moved on to. Free of CUDA and LibTorch.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "opbench/trace.h"
+
+namespace opbench {
+
+// A kind and the substrings (case-insensitive) of the kernel names that are of it; the first kind with
+// a matching pattern wins, a name that matches none is "other".
+struct KernelKind {
+  std::string name;
+  std::vector<std::string> patterns;
+};
+// gemv, gemm, attention, all_reduce, norm, elementwise, copy (memcpy and memset), sampling (argmax,
+// top-k, embedding lookups): the own decode kernels', ATen's and inductor's names.
+const std::vector<KernelKind>& default_kernel_kinds();
+std::string kind_of(const std::string& kernel_name, const std::vector<KernelKind>& kinds);
+
+struct KindTime {
+  std::string kind;
+  double us = 0;     // the instants given to this kind's kernels
+  int kernels = 0;   // how many of its kernels ran
+};
+
+struct KernelBreakdown {
+  double window_us = 0;   // max(wall time, GPU busy time): the kinds' us and idle_us add up to it
+  double idle_us = 0;     // no kernel running
+  std::vector<KindTime> kinds;   // largest first; kinds with no kernel left out
+};
+
+// REQUIRES: wall_us >= 0 (the traced iterations' wall time, measured without the profiler).
+KernelBreakdown kernel_breakdown(const std::vector<GpuInterval>& intervals, double wall_us,
+                                 const std::vector<KernelKind>& kinds = default_kernel_kinds());
+
+// The breakdown as CSV rows per iteration (of `iterations` traced): kind,us_per_iteration,share_pct,
+// kernels_per_iteration, largest first, then "idle". Written beside the trace: `trace_path` with
+// ".breakdown.csv" for ".trace.json"; returns that path. Throws opbench::Error when it cannot be written.
+std::string write_breakdown_csv(const KernelBreakdown& breakdown, int iterations, const std::string& trace_path);
+
+}  // namespace opbench
