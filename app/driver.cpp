@@ -49,11 +49,29 @@ std::vector<TargetFile> targets_for(const CliOptions& cli) {
   throw Error(problems.back());
 }
 
-// --opbench_markdown: the summary table for a pull-request comment; a failure is reported, not fatal.
+// The traced cases' time by kernel kind: their last repetition's "time_<kind>_%" counters (cases.cpp).
+std::vector<CaseBreakdown> traced_breakdowns(const RunContext& run) {
+  const std::string prefix = "time_", suffix = "_%";
+  std::vector<CaseBreakdown> traced;
+  for (const CaseInfo* info : run.cases.all()) {
+    CaseBreakdown b{info->name(), {}};
+    for (const CaseResult& r : run.results.last(info->name(), 1))
+      for (const auto& [name, value] : r.counters)
+        if (name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+          b.percent_by_kind[name.substr(prefix.size(), name.size() - prefix.size() - suffix.size())] = value;
+    if (!b.percent_by_kind.empty()) traced.push_back(std::move(b));
+  }
+  return traced;
+}
+
+// --opbench_markdown: the summary table for a pull-request comment (and, for traced cases, where the time
+// goes); a failure is reported, not fatal.
 void write_markdown(const std::string& path, const ExperimentReporter& experiments, const RunInfo& info,
                     const RunContext& run) {
   std::ostringstream text;
   print_markdown_summary(text, experiments.rows(), info, run.ceilings);
+  print_markdown_breakdown(text, traced_breakdowns(run));
   try {
     write_file_atomically(path, text.str());
     std::cerr << "bench_ops: markdown summary in " << path << "\n";

@@ -85,6 +85,33 @@ void print_markdown_summary(std::ostream& out, const std::vector<ExperimentRow>&
         << cell(r.pct_of_ceiling, "%.1f") << " | " << r.status << " |\n";
 }
 
+void print_markdown_breakdown(std::ostream& out, const std::vector<CaseBreakdown>& cases) {
+  if (cases.empty()) return;
+  std::map<std::string, double> total;
+  for (const auto& c : cases)
+    for (const auto& [kind, percent] : c.percent_by_kind) total[kind] += percent;
+  std::vector<std::string> kinds;
+  for (const auto& [kind, sum] : total)
+    if (kind != "idle") kinds.push_back(kind);
+  std::sort(kinds.begin(), kinds.end(), [&](const std::string& a, const std::string& b) {
+    return total[a] != total[b] ? total[a] > total[b] : a < b;
+  });
+  if (total.count("idle")) kinds.push_back("idle");
+  out << "\n### Where the time goes (% of the traced window, --opbench_trace)\n\n| case |";
+  for (const auto& kind : kinds) out << " " << kind << " |";
+  out << "\n|---|";
+  for (size_t i = 0; i < kinds.size(); ++i) out << "---:|";
+  out << "\n";
+  for (const auto& c : cases) {
+    out << "| " << c.case_name << " |";
+    for (const auto& kind : kinds) {
+      auto it = c.percent_by_kind.find(kind);
+      out << " " << (it == c.percent_by_kind.end() ? std::string("-") : cell(it->second, "%.1f")) << " |";
+    }
+    out << "\n";
+  }
+}
+
 void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, const RunInfo& info,
                    const Ceilings& ceilings) {
   if (rows.empty()) return;

@@ -5,7 +5,9 @@
 // markdown, the rows CSV and the dashboard carry them), and a status that does not fit the line on a
 // line of its own below its row, indented. Formats only.
 #pragma once
+#include <map>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "opbench/rows.h"
@@ -18,4 +20,13 @@ void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, co
 // The same table as GitHub-flavoured markdown, headed by the device, run and ceilings (for PR comments).
 void print_markdown_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, const RunInfo& info,
                             const Ceilings& ceilings);
+
+// A traced case's time by kernel kind: its counters "time_<kind>_%" (kernel_breakdown.h) by kind.
+struct CaseBreakdown {
+  std::string case_name;
+  std::map<std::string, double> percent_by_kind;   // "gemv" -> 61.2, ..., "idle" -> 3.1
+};
+// "Where the time goes": one markdown row per traced case, one column per kind any case has (the
+// largest overall first, idle last), "-" where a case has none of a kind. Nothing without cases.
+void print_markdown_breakdown(std::ostream& out, const std::vector<CaseBreakdown>& cases);
 }  // namespace opbench

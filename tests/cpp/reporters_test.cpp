@@ -596,6 +596,22 @@ TEST(Targets, MissingTargetMeansNoneAndUnknownDevicesGetNone) {
   EXPECT_FALSE(find_target(files, "NVIDIA GeForce RTX 4090", "layer_norm", "memory_bandwidth(GB/s)", "bfloat16", "aten"));
 }
 
+// Where the time goes in the markdown: a column per kind any traced case has, the largest first and idle
+// last, "-" where a case has none; nothing at all without a traced case.
+TEST(MarkdownSummary, BreakdownHasAColumnPerKind) {
+  std::ostringstream none;
+  print_markdown_breakdown(none, {});
+  EXPECT_EQ(none.str(), "");
+  std::ostringstream out;
+  print_markdown_breakdown(out, {{"Llama2/bf16/7b-32L/graph", {{"gemv", 80}, {"attention", 12}, {"idle", 8}}},
+                                 {"Llama2TP/bf16/7b-32L-tp2/graph", {{"gemv", 45}, {"all_reduce", 50}, {"idle", 5}}}});
+  EXPECT_EQ(out.str(),
+            "\n### Where the time goes (% of the traced window, --opbench_trace)\n\n"
+            "| case | gemv | all_reduce | attention | idle |\n|---|---:|---:|---:|---:|\n"
+            "| Llama2/bf16/7b-32L/graph | 80.0 | - | 12.0 | 8.0 |\n"
+            "| Llama2TP/bf16/7b-32L-tp2/graph | 45.0 | 50.0 | - | 5.0 |\n");
+}
+
 TEST(Targets, ABoundFractionIsAShareOfABandwidthOrTokenRowInsteadOfANumber) {
   std::string head = R"({"devices": ["X"], "rule": "r", "targets": [)";
   std::string entry = R"({"experiment": "m", "metric": "token_per_sec", "dtype": "int8", )";
