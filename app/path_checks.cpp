@@ -73,8 +73,12 @@ std::string first_non_folder(const std::string& path) {
   return "";
 }
 
-std::string real_path(const NamedPath& p, const std::string& path) {
+// `path`'s real path. `info`, where the path exists: what it is, named when it has no real path (a pipe,
+// e.g. /dev/stdout when stdout is one).
+std::string real_path(const NamedPath& p, const std::string& path, const struct stat* info = nullptr) {
   char* real = ::realpath(path.c_str(), nullptr);
+  if (!real && info && !S_ISREG(info->st_mode) && !S_ISDIR(info->st_mode))
+    refuse(p, "is " + kind_of(info->st_mode) + " with no path of its own; expected a regular file");
   if (!real) refuse(p, reason(errno));
   std::string text(real);
   std::free(real);
@@ -110,12 +114,7 @@ Resolved resolve(const NamedPath& p) {
   Resolved r;
   if (::stat(p.path.c_str(), &r.info) == 0) {
     r.exists = true;
-    if (!S_ISREG(r.info.st_mode) && !S_ISDIR(r.info.st_mode)) {   // a pipe (/dev/stdout), a device, a FIFO
-      char* real = ::realpath(p.path.c_str(), nullptr);             // has no real path when it is a pipe
-      if (!real) refuse(p, "is " + kind_of(r.info.st_mode) + " with no path of its own; expected a regular file");
-      std::free(real);
-    }
-    r.canonical = real_path(p, p.path);
+    r.canonical = real_path(p, p.path, &r.info);
     r.folder = S_ISDIR(r.info.st_mode) ? r.canonical : fs::path(r.canonical).parent_path().string();
     return r;
   }
