@@ -15,6 +15,7 @@
 #include "opbench/check.h"
 #include "opbench/family.h"
 #include "opbench/interrupt.h"
+#include "opbench/kernel_breakdown.h"
 #include "opbench/targets.h"
 #include "opbench/world.h"
 #include "atomic_file.h"
@@ -49,17 +50,14 @@ std::vector<TargetFile> targets_for(const CliOptions& cli) {
   throw Error(problems.back());
 }
 
-// The traced cases' time by kernel kind: their last repetition's "time_<kind>_%" counters (cases.cpp).
+// The traced cases' time by kernel kind: their last repetition's kind-share counters (kernel_breakdown.h).
 std::vector<CaseBreakdown> traced_breakdowns(const RunContext& run) {
-  const std::string prefix = "time_", suffix = "_%";
   std::vector<CaseBreakdown> traced;
   for (const CaseInfo* info : run.cases.all()) {
     CaseBreakdown b{info->name(), {}};
     for (const CaseResult& r : run.results.last(info->name(), 1))
       for (const auto& [name, value] : r.counters)
-        if (name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
-            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-          b.percent_by_kind[name.substr(prefix.size(), name.size() - prefix.size() - suffix.size())] = value;
+        if (auto kind = kind_of_share_counter(name)) b.percent_by_kind[*kind] = value;
     if (!b.percent_by_kind.empty()) traced.push_back(std::move(b));
   }
   return traced;

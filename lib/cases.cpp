@@ -64,8 +64,8 @@ void add_trace_counters(benchmark::State& state, const TraceOptions& options, co
   state.counters["gpu_util"] = t.busy_us / t.wall_us;
   state.counters["mm_util"] = t.mm_busy_us / t.wall_us;
   const KernelBreakdown b = kernel_breakdown(t.intervals, t.wall_us);
-  for (const KindTime& k : b.kinds) state.counters["time_" + k.kind + "_%"] = 100 * k.us / b.window_us;
-  state.counters["time_idle_%"] = 100 * b.idle_us / b.window_us;
+  for (const KindTime& k : b.kinds) state.counters[kind_share_counter(k.kind)] = 100 * k.us / b.window_us;
+  state.counters[kind_share_counter("idle")] = 100 * b.idle_us / b.window_us;
   write_breakdown_csv(b, t.iterations, t.path);
 }
 

@@ -79,6 +79,21 @@ KernelBreakdown kernel_breakdown(const std::vector<GpuInterval>& intervals, doub
   return breakdown;
 }
 
+namespace {
+constexpr const char* kSharePrefix = "time_";
+constexpr const char* kShareSuffix = "_%";
+}  // namespace
+
+std::string kind_share_counter(const std::string& kind) { return kSharePrefix + kind + kShareSuffix; }
+
+std::optional<std::string> kind_of_share_counter(const std::string& counter) {
+  const std::string prefix = kSharePrefix, suffix = kShareSuffix;
+  if (counter.size() <= prefix.size() + suffix.size() || counter.rfind(prefix, 0) != 0 ||
+      counter.compare(counter.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  return counter.substr(prefix.size(), counter.size() - prefix.size() - suffix.size());
+}
+
 std::string write_breakdown_csv(const KernelBreakdown& b, int iterations, const std::string& trace_path) {
   const double n = std::max(iterations, 1);
   const std::string suffix = ".trace.json";

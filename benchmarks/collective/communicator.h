@@ -57,10 +57,11 @@ class Communicator {
   void wait();
   // The element-wise maximum of `values` over all ranks (an int64 all_reduce), on the host of every rank.
   std::vector<int64_t> max_over_ranks(const std::vector<int64_t>& values);
-  // A tensor of `sizes` and `dtype` that NCCL sums fastest in place: on a GPU, memory from ncclMemAlloc
-  // registered with every rank as a symmetric window (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC),
-  // where NCCL >= 2.27 runs its symmetric kernels (lower latency for small messages over NVLink; every
-  // rank must pass the same offset into it). A collective call: every rank makes it at the same point
+  // A tensor of `sizes` and `dtype` for a collective's input that NCCL reads fastest: on a GPU, memory
+  // from ncclMemAlloc registered with every rank as a symmetric window (ncclCommWindowRegister,
+  // NCCL_WIN_COLL_SYMMETRIC), where NCCL >= 2.27 runs its symmetric kernels (lower latency for small
+  // messages over NVLink; every rank must pass the same offset into it). Not as a symmetric all-reduce's
+  // output: that gives wrong sums under CUDA graphs (NVIDIA/nccl#1924). A collective call: every rank makes it at the same point
   // with the same sizes. The memory lives as long as the communicator (destroying it releases the
   // windows, then the memory is freed); a later call for as many bytes returns the same memory, so one
   // user at a time. Contents undefined. gloo: an ordinary CPU tensor. Throws opbench::Error when NCCL

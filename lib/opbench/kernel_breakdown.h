@@ -4,6 +4,7 @@
 // (programmatic dependent launches start a kernel while the previous one drains), the instant goes to
 // the kernel that started last: the one the stream has moved on to. Free of CUDA and LibTorch.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ struct KernelBreakdown {
 // REQUIRES: wall_us >= 0 (the traced iterations' wall time, measured without the profiler).
 KernelBreakdown kernel_breakdown(const std::vector<GpuInterval>& intervals, double wall_us,
                                  const std::vector<KernelKind>& kinds = default_kernel_kinds());
+
+// The case counter of a kind's share of the traced window in percent: "time_gemv_%" ("idle" for the
+// idle time), and the kind such a counter is of (nullopt for any other counter).
+std::string kind_share_counter(const std::string& kind);
+std::optional<std::string> kind_of_share_counter(const std::string& counter);
 
 // The breakdown as CSV rows per iteration (of `iterations` traced): kind,us_per_iteration,share_pct,
 // kernels_per_iteration, largest first, then "idle". Written beside the trace: `trace_path` with

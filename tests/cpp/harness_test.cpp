@@ -266,6 +266,15 @@ TEST(Trace, KernelKindsOfTodaysNames) {
   EXPECT_EQ(kind_of("triton_red_fused_mm_0", kinds), "other");
 }
 
+TEST(Trace, KindShareCountersNameTheirKind) {
+  EXPECT_EQ(kind_share_counter("gemv"), "time_gemv_%");
+  EXPECT_EQ(kind_of_share_counter("time_all_reduce_%"), "all_reduce");
+  EXPECT_EQ(kind_of_share_counter(kind_share_counter("idle")), "idle");
+  EXPECT_FALSE(kind_of_share_counter("time_%"));
+  EXPECT_FALSE(kind_of_share_counter("trace_busy_us"));
+  EXPECT_FALSE(kind_of_share_counter("allreduce_%token"));
+}
+
 TEST(Trace, BreakdownCsvSitsBesideTheTrace) {
   KernelBreakdown b{.window_us = 40, .idle_us = 10, .kinds = {{"gemv", 30, 4}}};
   std::string trace = ::testing::TempDir() + "Llama2_bf16_7b-32L_graph.trace.json";
