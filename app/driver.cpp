@@ -50,14 +50,21 @@ std::vector<TargetFile> targets_for(const CliOptions& cli) {
   throw Error(problems.back());
 }
 
-// The traced cases' time by kernel kind: their last repetition's kind-share counters (kernel_breakdown.h).
+// The traced cases' time by kernel kind: their last repetition's kind counters (kernel_breakdown.h).
 std::vector<CaseBreakdown> traced_breakdowns(const RunContext& run) {
   std::vector<CaseBreakdown> traced;
   for (const CaseInfo* info : run.cases.all()) {
-    CaseBreakdown b{info->name(), {}};
+    CaseBreakdown b{.case_name = info->name()};
     for (const CaseResult& r : run.results.last(info->name(), 1))
-      for (const auto& [name, value] : r.counters)
-        if (auto kind = kind_of_share_counter(name)) b.percent_by_kind[*kind] = value;
+      for (const auto& [name, value] : r.counters) {
+        const std::optional<KindCounter> counter = kind_counter_of(name);
+        if (!counter) continue;
+        switch (counter->figure) {
+          case KindFigure::kSharePct: b.percent_by_kind[counter->kind] = value; break;
+          case KindFigure::kGbps: b.gbps_by_kind[counter->kind] = value; break;
+          case KindFigure::kPctOfReadCeiling: b.pct_of_read_ceiling_by_kind[counter->kind] = value; break;
+        }
+      }
     if (!b.percent_by_kind.empty()) traced.push_back(std::move(b));
   }
   return traced;

@@ -50,11 +50,23 @@ std::string add_clock_counters(benchmark::State& state, const Measurement& m, co
   return note + ")";
 }
 
+// The kinds' bytes (Work::bytes_read_by_kind, per iteration) over the traced window, and the read
+// ceiling at the bytes one of a kind's kernels reads.
+void add_kind_bytes(KernelBreakdown& b, const Work& work, int iterations, const Ceilings& ceilings) {
+  for (KindTime& k : b.kinds) {
+    auto bytes = work.bytes_read_by_kind.find(k.kind);
+    if (bytes == work.bytes_read_by_kind.end() || k.kernels == 0) continue;
+    k.bytes_read = bytes->second * iterations;
+    k.read_ceiling_gbps = ceilings.read.gbps_at(k.bytes_read / k.kernels);
+  }
+}
+
 // Records the case's trace and reports gpu_util / mm_util (fractions of wall time) and its events; with
 // GPU events, where the time goes by kernel kind (kernel_breakdown.h): counters "time_<kind>_%" and
-// "time_idle_%" (shares of the traced window) and the rows of DIR/<case>.breakdown.csv.
+// "time_idle_%" (shares of the traced window), "GB/s_<kind>" and "%read_ceiling_<kind>" for the kinds
+// whose bytes `work` counts, and the rows of DIR/<case>.breakdown.csv.
 void add_trace_counters(benchmark::State& state, const TraceOptions& options, const std::string& name,
-                        const std::function<void()>& iteration) {
+                        const std::function<void()>& iteration, const Work& work, const Ceilings& ceilings) {
   TraceFigures t = record_trace(options, name, iteration);
   state.counters["trace_gpu_events"] = t.gpu_events;
   state.counters["trace_wall_us"] = t.wall_us;
@@ -63,9 +75,14 @@ void add_trace_counters(benchmark::State& state, const TraceOptions& options, co
   state.counters["trace_mm_busy_us"] = t.mm_busy_us;
   state.counters["gpu_util"] = t.busy_us / t.wall_us;
   state.counters["mm_util"] = t.mm_busy_us / t.wall_us;
-  const KernelBreakdown b = kernel_breakdown(t.intervals, t.wall_us);
-  for (const KindTime& k : b.kinds) state.counters[kind_share_counter(k.kind)] = 100 * k.us / b.window_us;
-  state.counters[kind_share_counter("idle")] = 100 * b.idle_us / b.window_us;
+  KernelBreakdown b = kernel_breakdown(t.intervals, t.wall_us);
+  add_kind_bytes(b, work, t.iterations, ceilings);
+  for (const KindTime& k : b.kinds) {
+    state.counters[kind_counter(k.kind, KindFigure::kSharePct)] = 100 * k.us / b.window_us;
+    if (auto gbps = k.gbps()) state.counters[kind_counter(k.kind, KindFigure::kGbps)] = *gbps;
+    if (auto pct = k.pct_of_read_ceiling()) state.counters[kind_counter(k.kind, KindFigure::kPctOfReadCeiling)] = *pct;
+  }
+  state.counters[kind_counter("idle", KindFigure::kSharePct)] = 100 * b.idle_us / b.window_us;
   write_breakdown_csv(b, t.iterations, t.path);
 }
 
@@ -172,7 +189,7 @@ void CaseContext::time(const std::function<void()>& iteration, const Work& work,
   state_.counters["median_noise_pct"] = 100 * m.median_noise;
   state_.counters["converged"] = m.converged ? 1 : 0;
   const std::string throttled = m.timer != TimerKind::kHost ? add_clock_counters(state_, m, run_.device) : "";
-  if (!run_.trace.dir.empty()) add_trace_counters(state_, run_.trace, info_.name(), iteration);
+  if (!run_.trace.dir.empty()) add_trace_counters(state_, run_.trace, info_.name(), iteration, work, run_.ceilings);
   std::string label = std::string("timer=") + timer_kind_name(m.timer);
   if (cache_used) label += std::string(" cache=") + cache_mode_name(cache_used);
   if (!request.note.empty()) label += " " + request.note;

@@ -79,19 +79,43 @@ KernelBreakdown kernel_breakdown(const std::vector<GpuInterval>& intervals, doub
   return breakdown;
 }
 
+std::optional<double> KindTime::gbps() const {
+  if (!(bytes_read > 0) || !(us > 0)) return std::nullopt;
+  return bytes_read / us / 1e3;   // bytes per microsecond / 1e3 = GB/s
+}
+
+std::optional<double> KindTime::pct_of_read_ceiling() const {
+  const std::optional<double> achieved = gbps();
+  if (!achieved || !read_ceiling_gbps || !(*read_ceiling_gbps > 0)) return std::nullopt;
+  return 100 * *achieved / *read_ceiling_gbps;
+}
+
 namespace {
-constexpr const char* kSharePrefix = "time_";
-constexpr const char* kShareSuffix = "_%";
+struct CounterSpelling {
+  KindFigure figure;
+  const char* prefix;
+  const char* suffix;
+};
+constexpr CounterSpelling kSpellings[] = {{KindFigure::kSharePct, "time_", "_%"},
+                                          {KindFigure::kGbps, "GB/s_", ""},
+                                          {KindFigure::kPctOfReadCeiling, "%read_ceiling_", ""}};
 }  // namespace
 
-std::string kind_share_counter(const std::string& kind) { return kSharePrefix + kind + kShareSuffix; }
+std::string kind_counter(const std::string& kind, KindFigure figure) {
+  for (const CounterSpelling& s : kSpellings)
+    if (s.figure == figure) return s.prefix + kind + s.suffix;
+  throw Error("kind_counter: an unknown figure");
+}
 
-std::optional<std::string> kind_of_share_counter(const std::string& counter) {
-  const std::string prefix = kSharePrefix, suffix = kShareSuffix;
-  if (counter.size() <= prefix.size() + suffix.size() || counter.rfind(prefix, 0) != 0 ||
-      counter.compare(counter.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return std::nullopt;
-  return counter.substr(prefix.size(), counter.size() - prefix.size() - suffix.size());
+std::optional<KindCounter> kind_counter_of(const std::string& counter) {
+  for (const CounterSpelling& s : kSpellings) {
+    const std::string prefix = s.prefix, suffix = s.suffix;
+    if (counter.size() <= prefix.size() + suffix.size() || counter.rfind(prefix, 0) != 0 ||
+        counter.compare(counter.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    return KindCounter{counter.substr(prefix.size(), counter.size() - prefix.size() - suffix.size()), s.figure};
+  }
+  return std::nullopt;
 }
 
 std::string write_breakdown_csv(const KernelBreakdown& b, int iterations, const std::string& trace_path) {
@@ -102,12 +126,20 @@ std::string write_breakdown_csv(const KernelBreakdown& b, int iterations, const 
     path.resize(path.size() - suffix.size());
   path += ".breakdown.csv";
   std::ofstream out(path);
-  out << "kind,us_per_iteration,share_pct,kernels_per_iteration\n";
-  auto row = [&](const std::string& kind, double us, int kernels) {
-    out << kind << "," << us / n << "," << (b.window_us > 0 ? 100 * us / b.window_us : 0) << "," << kernels / n << "\n";
+  out << "kind,us_per_iteration,share_pct,kernels_per_iteration,gbps,pct_of_read_ceiling\n";
+  auto optional_cell = [&](const std::optional<double>& value) {
+    if (value) out << *value;
   };
-  for (const KindTime& k : b.kinds) row(k.kind, k.us, k.kernels);
-  row("idle", b.idle_us, 0);
+  auto row = [&](const KindTime& k) {
+    out << k.kind << "," << k.us / n << "," << (b.window_us > 0 ? 100 * k.us / b.window_us : 0) << ","
+        << k.kernels / n << ",";
+    optional_cell(k.gbps());
+    out << ",";
+    optional_cell(k.pct_of_read_ceiling());
+    out << "\n";
+  };
+  for (const KindTime& k : b.kinds) row(k);
+  row(KindTime{.kind = "idle", .us = b.idle_us});
   out.flush();
   if (!out) throw Error("cannot write " + path);
   return path;

@@ -11,6 +11,7 @@
 
 #include "opbench/check.h"
 #include "opbench/device.h"
+#include "opbench/world.h"
 
 #ifdef OPBENCH_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -27,12 +28,6 @@ void synchronize() {
 #endif
 }
 
-std::string file_name_for(const std::string& case_name) {
-  std::string name = case_name;
-  std::replace(name.begin(), name.end(), '/', '_');
-  return name + ".trace.json";
-}
-
 double wall_us_of(const std::function<void()>& iteration, int iterations) {
   synchronize();
   auto start = std::chrono::steady_clock::now();
@@ -42,6 +37,13 @@ double wall_us_of(const std::function<void()>& iteration, int iterations) {
 }
 
 }  // namespace
+
+std::string trace_file_name(const std::string& case_name, int rank, int world_size) {
+  std::string name = case_name;
+  std::replace(name.begin(), name.end(), '/', '_');
+  if (world_size > 1) name += ".rank" + std::to_string(rank);
+  return name + ".trace.json";
+}
 
 std::vector<GpuInterval> gpu_intervals_of_trace(const std::string& path) {
   std::ifstream in(path);
@@ -99,7 +101,8 @@ TraceFigures record_trace(const TraceOptions& options, const std::string& case_n
   synchronize();
   auto result = torch::autograd::profiler::disableProfiler();
   std::filesystem::create_directories(options.dir);
-  figures.path = (std::filesystem::path(options.dir) / file_name_for(case_name)).string();
+  const World& world = current_world();
+  figures.path = (std::filesystem::path(options.dir) / trace_file_name(case_name, world.rank, world.size)).string();
   result->save(figures.path);
   if (!std::filesystem::exists(figures.path)) throw Error("the profiler did not write " + figures.path);
   std::vector<GpuInterval> all = gpu_intervals_of_trace(figures.path), mm;

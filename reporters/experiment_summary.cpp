@@ -85,6 +85,21 @@ void print_markdown_summary(std::ostream& out, const std::vector<ExperimentRow>&
         << cell(r.pct_of_ceiling, "%.1f") << " | " << r.status << " |\n";
 }
 
+namespace {
+void print_markdown_kind_bandwidth(std::ostream& out, const std::vector<CaseBreakdown>& cases) {
+  bool any = false;
+  for (const auto& c : cases) any = any || !c.gbps_by_kind.empty();
+  if (!any) return;
+  out << "\n| case | kind | GB/s | % of read ceiling |\n|---|---|---:|---:|\n";
+  for (const auto& c : cases)
+    for (const auto& [kind, gbps] : c.gbps_by_kind) {
+      auto pct = c.pct_of_read_ceiling_by_kind.find(kind);
+      out << "| " << c.case_name << " | " << kind << " | " << cell(gbps, "%.0f") << " | "
+          << (pct == c.pct_of_read_ceiling_by_kind.end() ? std::string("-") : cell(pct->second, "%.1f")) << " |\n";
+    }
+}
+}  // namespace
+
 void print_markdown_breakdown(std::ostream& out, const std::vector<CaseBreakdown>& cases) {
   if (cases.empty()) return;
   std::map<std::string, double> total;
@@ -110,6 +125,7 @@ void print_markdown_breakdown(std::ostream& out, const std::vector<CaseBreakdown
     }
     out << "\n";
   }
+  print_markdown_kind_bandwidth(out, cases);
 }
 
 void print_summary(std::ostream& out, const std::vector<ExperimentRow>& rows, const RunInfo& info,

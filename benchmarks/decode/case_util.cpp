@@ -51,6 +51,15 @@ Work generation_work(const ModelConfig& cfg, c10::ScalarType dtype) {
   return w;
 }
 
+Work own_kernel_generation_work(const ModelConfig& cfg, c10::ScalarType dtype) {
+  Work w = generation_work(cfg, dtype);
+  const double act = static_cast<double>(c10::elementSize(c10::kBFloat16));
+  const double norms = static_cast<double>(2 * cfg.n_layers + 1) * static_cast<double>(cfg.dim) * act;
+  const double linear = streamed_bytes_per_token(cfg, dtype == c10::kChar, c10::kBFloat16) - norms;
+  w.bytes_read_by_kind["gemv"] = linear * static_cast<double>(cfg.steps());
+  return w;
+}
+
 std::vector<int64_t> prompt_of(const ModelConfig& cfg) {
   std::vector<int64_t> prompt;
   for (int64_t i = 0; i < cfg.prompt_len; ++i) prompt.push_back((7 + 31 * i) % cfg.vocab);

@@ -42,6 +42,10 @@ std::string model_shape_name(const std::vector<int64_t>& dims);   // "7b-32L"
 // One generation of `cfg` (a whole model or one rank's shard): new_tokens tokens, each streaming the
 // model's bytes once.
 Work generation_work(const ModelConfig& cfg, c10::ScalarType dtype);
+// The same with the bytes the own step's GEMV kernels read (every linear layer's weights and scales, all
+// steps() of the generation, prompt steps included) as kind "gemv": the own kernels run every linear layer,
+// so the traced breakdown's GEMV GB/s is theirs (ATen and inductor kernels split it otherwise).
+Work own_kernel_generation_work(const ModelConfig& cfg, c10::ScalarType dtype);
 
 // A fixed prompt inside every vocabulary here.
 std::vector<int64_t> prompt_of(const ModelConfig& cfg);

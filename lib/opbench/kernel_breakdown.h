@@ -27,6 +27,12 @@ struct KindTime {
   std::string kind;
   double us = 0;     // the instants given to this kind's kernels
   int kernels = 0;   // how many of its kernels ran
+  // What its kernels read over the window, where the case counts it (Work::bytes_read_by_kind); 0: not
+  // counted. The read ceiling (GB/s) this run measured at the bytes one of its kernels reads, where known.
+  double bytes_read = 0;
+  std::optional<double> read_ceiling_gbps;
+  std::optional<double> gbps() const;                  // bytes_read / us; nullopt where not counted
+  std::optional<double> pct_of_read_ceiling() const;   // 100 * gbps / read_ceiling_gbps
 };
 
 struct KernelBreakdown {
@@ -39,13 +45,20 @@ struct KernelBreakdown {
 KernelBreakdown kernel_breakdown(const std::vector<GpuInterval>& intervals, double wall_us,
                                  const std::vector<KernelKind>& kinds = default_kernel_kinds());
 
-// The case counter of a kind's share of the traced window in percent: "time_gemv_%" ("idle" for the
-// idle time), and the kind such a counter is of (nullopt for any other counter).
-std::string kind_share_counter(const std::string& kind);
-std::optional<std::string> kind_of_share_counter(const std::string& counter);
+// The case counters of a kind: its share of the traced window in percent ("time_gemv_%"; kind "idle" for
+// the idle time), its achieved GB/s ("GB/s_gemv") and that as a share of the read ceiling in percent
+// ("%read_ceiling_gemv"); and the kind and figure a counter is of (nullopt for any other counter).
+enum class KindFigure { kSharePct, kGbps, kPctOfReadCeiling };
+std::string kind_counter(const std::string& kind, KindFigure figure);
+struct KindCounter {
+  std::string kind;
+  KindFigure figure;
+};
+std::optional<KindCounter> kind_counter_of(const std::string& counter);
 
 // The breakdown as CSV rows per iteration (of `iterations` traced): kind,us_per_iteration,share_pct,
-// kernels_per_iteration, largest first, then "idle". Written beside the trace: `trace_path` with
+// kernels_per_iteration,gbps,pct_of_read_ceiling (the last two empty where unknown), largest first,
+// then "idle". Written beside the trace: `trace_path` with
 // ".breakdown.csv" for ".trace.json"; returns that path. Throws opbench::Error when it cannot be written.
 std::string write_breakdown_csv(const KernelBreakdown& breakdown, int iterations, const std::string& trace_path);
 

@@ -41,6 +41,10 @@ struct TraceFigures {
   std::vector<GpuInterval> intervals;   // the GPU events of the saved trace
 };
 
+// The trace's file name in the trace directory: the case name with '/' as '_', ".trace.json"; in a
+// distributed launch (world_size > 1) ".rank<rank>.trace.json", so that the ranks' traces sit side by side.
+std::string trace_file_name(const std::string& case_name, int rank, int world_size);
+
 // REQUIRES: options.dir is set. Records and saves the trace of `options.iterations` runs of
 // `iteration`; throws opbench::Error if the trace cannot be written.
 TraceFigures record_trace(const TraceOptions& options, const std::string& case_name,

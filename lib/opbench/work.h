@@ -8,6 +8,7 @@
 #pragma once
 #include <map>
 #include <optional>
+#include <string>
 
 #include "opbench/device.h"
 
@@ -28,6 +29,9 @@ struct Work {
   PeakKind compute_peak = PeakKind::kBandwidth;
   bool through_memory = true;   // false: the bytes cross links between devices (a collective's message),
                                 // so GB/s is held to no HBM peak and no memory ceiling (no %peak, %ceiling)
+  // Of bytes_read, what the kernels of a kind (kernel_breakdown.h's names: "gemv", ...) read, where the
+  // family knows it: a traced case (--opbench_trace) reports each such kind's achieved GB/s.
+  std::map<std::string, double> bytes_read_by_kind;
 };
 
 // The ceilings this run measured (the Ceiling family runs first). Units: GB/s counting every byte moved

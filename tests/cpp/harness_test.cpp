@@ -267,22 +267,40 @@ TEST(Trace, KernelKindsOfTodaysNames) {
 }
 
 TEST(Trace, KindShareCountersNameTheirKind) {
-  EXPECT_EQ(kind_share_counter("gemv"), "time_gemv_%");
-  EXPECT_EQ(kind_of_share_counter("time_all_reduce_%"), "all_reduce");
-  EXPECT_EQ(kind_of_share_counter(kind_share_counter("idle")), "idle");
-  EXPECT_FALSE(kind_of_share_counter("time_%"));
-  EXPECT_FALSE(kind_of_share_counter("trace_busy_us"));
-  EXPECT_FALSE(kind_of_share_counter("allreduce_%token"));
+  EXPECT_EQ(kind_counter("gemv", KindFigure::kSharePct), "time_gemv_%");
+  EXPECT_EQ(kind_counter("gemv", KindFigure::kGbps), "GB/s_gemv");
+  EXPECT_EQ(kind_counter("gemv", KindFigure::kPctOfReadCeiling), "%read_ceiling_gemv");
+  EXPECT_EQ(kind_counter_of("time_all_reduce_%")->kind, "all_reduce");
+  EXPECT_EQ(kind_counter_of(kind_counter("idle", KindFigure::kSharePct))->kind, "idle");
+  for (KindFigure f : {KindFigure::kSharePct, KindFigure::kGbps, KindFigure::kPctOfReadCeiling}) {
+    const auto parsed = kind_counter_of(kind_counter("all_reduce", f));
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ(parsed->kind, "all_reduce");
+    EXPECT_EQ(parsed->figure, f);
+  }
+  EXPECT_FALSE(kind_counter_of("time_%"));
+  EXPECT_FALSE(kind_counter_of("GB/s"));
+  EXPECT_FALSE(kind_counter_of("trace_busy_us"));
+  EXPECT_FALSE(kind_counter_of("allreduce_%token"));
+}
+
+TEST(Trace, EachRankOfALaunchWritesItsOwnTrace) {
+  EXPECT_EQ(trace_file_name("Llama2TP/bf16/7b-32L-tp2/graph", 0, 1), "Llama2TP_bf16_7b-32L-tp2_graph.trace.json");
+  EXPECT_EQ(trace_file_name("Llama2TP/bf16/7b-32L-tp2/graph", 1, 2), "Llama2TP_bf16_7b-32L-tp2_graph.rank1.trace.json");
+  EXPECT_NE(trace_file_name("A/b/c/d", 0, 2), trace_file_name("A/b/c/d", 1, 2));
 }
 
 TEST(Trace, BreakdownCsvSitsBesideTheTrace) {
-  KernelBreakdown b{.window_us = 40, .idle_us = 10, .kinds = {{"gemv", 30, 4}}};
+  KernelBreakdown b{.window_us = 40, .idle_us = 10,
+                    .kinds = {{.kind = "gemv", .us = 30, .kernels = 4, .bytes_read = 60e6, .read_ceiling_gbps = 2500},
+                              {.kind = "norm", .us = 0.5, .kernels = 2}}};
   std::string trace = ::testing::TempDir() + "Llama2_bf16_7b-32L_graph.trace.json";
   std::string path = write_breakdown_csv(b, 2, trace);
   EXPECT_EQ(path, ::testing::TempDir() + "Llama2_bf16_7b-32L_graph.breakdown.csv");
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "kind,us_per_iteration,share_pct,kernels_per_iteration\ngemv,15,75,2\nidle,5,25,0\n");
+  EXPECT_EQ(text, "kind,us_per_iteration,share_pct,kernels_per_iteration,gbps,pct_of_read_ceiling\n"
+                  "gemv,15,75,2,2000,80\nnorm,0.25,1.25,1,,\nidle,5,25,0,,\n");
   std::remove(path.c_str());
 }
 

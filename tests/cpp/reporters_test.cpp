@@ -612,6 +612,20 @@ TEST(MarkdownSummary, BreakdownHasAColumnPerKind) {
             "| Llama2TP/bf16/7b-32L-tp2/graph | 45.0 | 50.0 | - | 5.0 |\n");
 }
 
+// A kind whose bytes a case counts gets a row of its achieved GB/s and share of the read ceiling.
+TEST(MarkdownSummary, BreakdownGivesTheBandwidthOfCountedKinds) {
+  CaseBreakdown model{.case_name = "Llama2/bf16/7b-32L/graph", .percent_by_kind = {{"gemv", 90}, {"idle", 10}},
+                      .gbps_by_kind = {{"gemv", 2950.4}}, .pct_of_read_ceiling_by_kind = {{"gemv", 97.53}}};
+  CaseBreakdown no_ceiling{.case_name = "Llama2/int8/7b-32L/graph", .percent_by_kind = {{"gemv", 85}},
+                           .gbps_by_kind = {{"gemv", 2100}}};
+  std::ostringstream out;
+  print_markdown_breakdown(out, {model, no_ceiling});
+  const std::string text = out.str();
+  EXPECT_NE(text.find("| case | kind | GB/s | % of read ceiling |\n|---|---|---:|---:|\n"
+                      "| Llama2/bf16/7b-32L/graph | gemv | 2950 | 97.5 |\n"
+                      "| Llama2/int8/7b-32L/graph | gemv | 2100 | - |\n"), std::string::npos) << text;
+}
+
 TEST(Targets, ABoundFractionIsAShareOfABandwidthOrTokenRowInsteadOfANumber) {
   std::string head = R"({"devices": ["X"], "rule": "r", "targets": [)";
   std::string entry = R"({"experiment": "m", "metric": "token_per_sec", "dtype": "int8", )";
