@@ -7,6 +7,8 @@ compiles); the generation is generate.h's:
 random weights made on the device, batch 1, a 6-token prompt fed through the one-token decode step, 200
 greedy new tokens, wall time of a whole generation with the device synchronized, the median of 5
 generations. int8: y = (x . W^T) * scales with W int8 per output row (gpt-fast's WeightOnlyInt8Linear);
+int4 (llama2_7b_int4): torch.ops.aten._weight_int4pack_mm on gpt-fast's int4 layout (groups of 128, inner-k
+tiles 8), every linear and the output head (gpt-fast's WeightOnlyInt4Linear);
 experts: the two chosen experts' weights gathered (gpt-fast's ConditionalFeedForward).
 
   gpu_checks/decode_models_pytorch.py [--model llama2_7b_bf16 ...] [--backend eager|compile ...] [--layers N]
@@ -40,9 +42,10 @@ def _family_model():
 model_py = _family_model()
 CONFIGS, PROMPT_LEN, Model = model_py.CONFIGS, model_py.PROMPT_LEN, model_py.Model
 decode_one_token, streamed_bytes_per_token = model_py.decode_one_token, model_py.streamed_bytes_per_token
-MODELS = {  # experiment -> (configuration, int8, bench_ops case prefix)
+MODELS = {  # experiment -> (configuration, weights: False bf16, True int8, "int4", bench_ops case prefix)
     "llama2_7b_bf16": ("7b", False, "Llama2/bf16/"),
     "llama2_7b_int8": ("7b", True, "Llama2/int8/"),
+    "llama2_7b_int4": ("7b", "int4", "Llama2/int4/"),
     "mixtral_8x7b_int8": ("8x7b", True, "Mixtral/int8/"),
     "llama3_8b_bf16": ("8b", False, "Llama3/bf16/"),
     "llama3_8b_int8": ("8b", True, "Llama3/int8/"),
@@ -70,7 +73,7 @@ def sync(device):
 def run(name, c, int8, backend, device, runs):
     start = time.perf_counter()
     torch.manual_seed(0)
-    m = Model(c, int8, device)
+    m = Model(c, int8 is True, device, int4=int8 == "int4")
     prompt = torch.tensor([(7 + 31 * i) % c["vocab"] for i in range(PROMPT_LEN)], device=device)
     step = decode_one_token
     if backend == "compile":
@@ -104,7 +107,7 @@ def run(name, c, int8, backend, device, runs):
             sync(device)
             times.append(time.perf_counter() - t0)
     seconds = statistics.median(times)
-    streamed = streamed_bytes_per_token(c, int8)
+    streamed = streamed_bytes_per_token(c, int8 is True, int8 == "int4")
     tok_s = c["new_tokens"] / seconds
     return dict(model=name, backend="python_" + backend, layers=c["n_layers"], tok_s=tok_s,
                 gbps=streamed * tok_s / 1e9, model_GB=streamed / 1e9, startup_s=startup,
@@ -145,7 +148,7 @@ def compare(results, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", action="append", choices=list(MODELS), help="default: all three")
+    ap.add_argument("--model", action="append", choices=list(MODELS), help="default: all of them")
     ap.add_argument("--backend", action="append", choices=["eager", "compile"], help="default: both")
     ap.add_argument("--config", choices=list(CONFIGS), help="override the model's configuration (tiny ones: CPU)")
     ap.add_argument("--layers", type=int, help="layer count (default: the model's; Mixtral 16)")
@@ -161,7 +164,8 @@ def main():
         c = dict(CONFIGS[args.config or config])
         if args.layers:
             c["n_layers"] = args.layers
-        print(f"{name}: {streamed_bytes_per_token(c, int8) / 1e9:.3f} GB streamed per token", flush=True)
+        print(f"{name}: {streamed_bytes_per_token(c, int8 is True, int8 == 'int4') / 1e9:.3f} GB streamed per token",
+              flush=True)
         for backend in args.backend or ["eager", "compile"]:
             try:
                 runs = args.eager_runs if backend == "eager" and args.eager_runs else args.runs

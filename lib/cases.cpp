@@ -95,6 +95,7 @@ std::string dtype_name(c10::ScalarType type) {
     case c10::ScalarType::Float: return "fp32";
     case c10::ScalarType::Double: return "fp64";
     case c10::ScalarType::Char: return "int8";
+    case c10::ScalarType::Int4: return "int4";   // int4 weight-only cases (their weights packed two a byte)
     case c10::ScalarType::Byte: return "uint8";
     case c10::ScalarType::Int: return "int32";
     case c10::ScalarType::Long: return "int64";

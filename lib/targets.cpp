@@ -72,7 +72,7 @@ class DuplicateKeys {
 
 const std::set<std::string>& torch_dtype_names() {
   static const std::set<std::string> names = {"bfloat16", "float16", "float32", "float64",
-                                              "int8",     "uint8",   "int32",   "int64"};
+                                              "int8",     "uint8",   "int32",   "int64",  "int4"};
   return names;
 }
 
@@ -215,7 +215,8 @@ std::optional<Target> find_target(const std::vector<TargetFile>& files, const st
 std::string torch_dtype_name(const std::string& case_dtype) {
   static const std::map<std::string, std::string> names = {
       {"bf16", "bfloat16"}, {"fp16", "float16"}, {"fp32", "float32"}, {"fp64", "float64"},
-      {"int8", "int8"},     {"uint8", "uint8"},  {"int32", "int32"},  {"int64", "int64"}};
+      {"int8", "int8"},     {"uint8", "uint8"},  {"int32", "int32"},  {"int64", "int64"},
+      {"int4", "int4"}};
   auto it = names.find(case_dtype);
   return it == names.end() ? case_dtype : it->second;
 }

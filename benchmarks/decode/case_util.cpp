@@ -46,7 +46,7 @@ std::string model_shape_name(const std::vector<int64_t>& dims) {
 
 Work generation_work(const ModelConfig& cfg, c10::ScalarType dtype) {
   Work w;
-  w.bytes_read = streamed_bytes_per_token(cfg, dtype == c10::kChar, c10::kBFloat16) * static_cast<double>(cfg.new_tokens);
+  w.bytes_read = streamed_bytes_per_token(cfg, quant_of_dtype(dtype), c10::kBFloat16) * static_cast<double>(cfg.new_tokens);
   w.items = static_cast<double>(cfg.new_tokens);
   return w;
 }

@@ -1,5 +1,7 @@
 // Llama2, Llama3 and Mixtral: whole-model greedy decode at batch 1 -- gpt-fast's model experiments
-// llama2_7b_bf16, llama2_7b_int8 and mixtral_8x7b_int8, and Llama-3-8B (llama3_8b_bf16, llama3_8b_int8:
+// llama2_7b_bf16, llama2_7b_int8, llama2_7b_int4 (gpt-fast's int4 weight-only: groups of 128 along the
+// input dimension, every linear layer and the output head; no inductor case: model.py's DecodeStep has
+// no int4 layers) and mixtral_8x7b_int8, and Llama-3-8B (llama3_8b_bf16, llama3_8b_int8:
 // grouped-query attention with 8 KV heads, a 128256-token vocabulary, RoPE base 500000) -- with random
 // weights made on the device.
 // A case is one model x weight dtype x backend; an iteration is one generation (a 6-token prompt, 200
@@ -13,7 +15,8 @@
 //                            compilation_time(s) times torch.compile's first calls)
 //   power(W), energy_per_token(J)   the GPU's energy over the 5 timed generations (NVML's total-energy
 //                            counter) / their wall time, / their new tokens; "-" on the CPU
-// Bytes per token: streamed_bytes_per_token (model.h): every linear weight, int8 scales, norm weights and
+// Bytes per token: streamed_bytes_per_token (model.h): every linear weight, int8 scales, int4 group
+// scales and zeros (int4 weights half a byte), norm weights and
 // the output head, not the embedding table; experts: the top-2 of 8 share. Printed per case with
 // gpt-fast's count (which adds the KV cache) before the weights are allocated.
 //
@@ -21,12 +24,14 @@
 //                 graph   the same step captured once in a CUDA graph, replayed per token
 //                 graph_serial  the graph without programmatic launches (each kernel waits for the
 //                         previous one to finish): what the overlap of kernels buys
-//                 aten_graph  the ATen-only step (forward_aten) captured in a CUDA graph
+//                 aten_graph  the ATen-only step (forward_aten) captured in a CUDA graph (int4: PyTorch's
+//                         _weight_int4pack_mm with gpt-fast's inner-k tiles, as its WeightOnlyInt4Linear)
 //                 inductor  model.py's DecodeStep (gpt-fast's model semantics: static KV cache as
 //                         mutable state) compiled by AOTInductor, its weights and cache this model's
 //                         tensors (not packaged), replayed in a CUDA graph as mode="reduce-overhead"
 //                         does; the next token is picked by ATen's argmax in the same graph
-//           (CPU): eager  the ATen step (no own kernels and no graphs on the CPU); inductor, no graph
+//           (CPU): eager  the ATen step (no own kernels and no graphs on the CPU; int4 through
+//                         _weight_int4pack_mm_for_cpu); inductor, no graph
 // Check before timing: the own kernels' or the package's logits against the ATen forward at the first
 // three positions (relative RMS error <= kLogitsRelRms), ATen made to follow the experts the step under
 // test chose (a router near-tie may break either way; routing is checked apart, decode_test.cpp); a
@@ -37,8 +42,10 @@
 #include <ATen/ops/zeros.h>
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 #include "decode/case_util.h"
 #include "decode/generate.h"
@@ -116,7 +123,8 @@ void run_decode(CaseContext& ctx) {
   const auto start = std::chrono::steady_clock::now();
   const CaseInfo& info = ctx.info();
   const ModelConfig cfg = config_of(info.dims);
-  const bool int8 = info.scalar_type == c10::kChar, on_gpu = ctx.device().is_cuda();
+  const decode::WeightQuant int8 = decode::quant_of_dtype(info.scalar_type);   // the weights' quantization
+  const bool on_gpu = ctx.device().is_cuda();
   const c10::ScalarType act = c10::kBFloat16;
   const std::string& backend = info.backend;
   const bool compiled = backend == "inductor";
@@ -187,8 +195,18 @@ void run_decode(CaseContext& ctx) {
 
 Work decode_work(c10::ScalarType dtype, const Dims& dims) { return decode::generation_work(config_of(dims), dtype); }
 
-std::vector<Backend> decode_backends() {
-  return {{"eager"}, {"graph", true}, {"graph_serial", true}, {"aten_graph", true}, {"inductor"}};
+// `inductor_dtypes`: the dtypes model.py's DecodeStep spells (empty: all of the family's).
+std::vector<Backend> decode_backends(std::vector<c10::ScalarType> inductor_dtypes = {}) {
+  return {{"eager"}, {"graph", true}, {"graph_serial", true}, {"aten_graph", true}, {"inductor", false, inductor_dtypes}};
+}
+
+// The rows of an experiment no inductor case runs (no compilation-time row).
+std::vector<Experiment> rows_without_compilation(const std::string& name, c10::ScalarType dtype) {
+  std::vector<Experiment> rows = decode::model_rows(name, dtype);
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [](const Experiment& e) { return e.metric == Metric::kCompilationSeconds; }),
+             rows.end());
+  return rows;
 }
 
 }  // namespace
@@ -196,10 +214,12 @@ std::vector<Backend> decode_backends() {
 OPBENCH_FAMILY(Llama2) {
   std::vector<Experiment> experiments = decode::model_rows("llama2_7b_bf16", c10::kBFloat16);
   for (auto& e : decode::model_rows("llama2_7b_int8", c10::kChar)) experiments.push_back(e);
+  for (auto& e : rows_without_compilation("llama2_7b_int4", c10::ScalarType::Int4)) experiments.push_back(e);
   return {.name = "Llama2",
-          .summary = "Llama-2-7B greedy decode, batch 1, 200 tokens (bf16; int8 weight-only): tok/s, GB/s",
-          .experiments = experiments, .dtypes = {c10::kBFloat16, c10::kChar}, .gpu_shapes = {{0, 32}},
-          .cpu_shapes = {{2, 2}}, .backends = decode_backends(), .work = decode_work, .run = run_decode,
+          .summary = "Llama-2-7B greedy decode, batch 1, 200 tokens (bf16; int8 and int4 weight-only): tok/s, GB/s",
+          .experiments = experiments, .dtypes = {c10::kBFloat16, c10::kChar, c10::ScalarType::Int4},
+          .gpu_shapes = {{0, 32}}, .cpu_shapes = {{2, 2}},
+          .backends = decode_backends({c10::kBFloat16, c10::kChar}), .work = decode_work, .run = run_decode,
           .name_shape = decode::model_shape_name, .layers_axis = 1, .python_module = "decode/model.py"};
 }
 

@@ -6,6 +6,8 @@
 //  (c) int8 weight-only logits agree with the dequantized-weights model: fp32 on the CPU to 1e-4 of
 //      their RMS (the same arithmetic up to rounding), bf16 with own kernels on a GPU to 5% RMS (bf16
 //      rounding of W * scale and of every activation);
+//  (c') int4 weight-only (groups of 128): the ATen forward on the dequantized weights (fp32, CPU) and
+//      through PyTorch's int4 matmul (bf16, CPU; the own kernels on a GPU) against the dequantized model;
 //  (d) routing: the ATen router's two experts are the two largest probabilities (fp64 reference sort);
 // and the byte accounting (Llama-2-7B's 13.21 GB), the case names and the memory refusal.
 #include <ATen/ATen.h>
@@ -17,6 +19,7 @@
 
 #include "decode/generate.h"
 #include "decode/model.h"
+#include "opbench/check.h"
 #include "opbench/device.h"
 #include "opbench/family.h"
 
@@ -115,6 +118,23 @@ TEST(Decode, Int8LogitsMatchTheDequantizedModel) {
   }
 }
 
+// (c') on the CPU: fp32 activations multiply the dequantized weights (the same arithmetic up to rounding);
+// bf16 ones go through _weight_int4pack_mm_for_cpu (bf16 rounding of activations and weights).
+TEST(Decode, Int4LogitsMatchTheDequantizedModel) {
+  at::manual_seed(0);
+  at::Tensor tokens = longs({5, 9, 2}, at::kCPU), pos = longs({0, 1, 2}, at::kCPU);
+  Model fp32 = make_model(model_config("tiny"), at::kFloat, WeightQuant::kInt4, at::kCPU);
+  ASSERT_TRUE(fp32.int4 && fp32.output.int4());
+  EXPECT_EQ(fp32.layers[0].w2.in_features(), 512);
+  Model fp32_dense = dequantized(fp32);
+  EXPECT_LT(rel_rms(forward_aten(fp32, tokens, pos), forward_aten(fp32_dense, tokens, pos)), 1e-4);
+  Model bf16 = make_model(model_config("tiny"), at::kBFloat16, WeightQuant::kInt4, at::kCPU);
+  ASSERT_TRUE(bf16.layers[0].wqkv.aten.packed.defined());
+  Model bf16_dense = dequantized(bf16);
+  EXPECT_LT(rel_rms(forward_aten(bf16, tokens, pos), forward_aten(bf16_dense, tokens, pos)), 0.05);
+  EXPECT_THROW(make_model(model_config("tiny-moe"), at::kBFloat16, WeightQuant::kInt4, at::kCPU), Error);
+}
+
 // (d) on the CPU: the router's choice against a float64 sort of the softmax probabilities.
 TEST(Decode, RouterPicksTheTwoMostProbableExperts) {
   at::manual_seed(3);
@@ -145,6 +165,10 @@ TEST(Decode, CountsLlama2SevenBAsGptFastDoes) {
   EXPECT_NEAR(gpt_fast_model_bytes(c, false, at::kBFloat16) - streamed_bytes_per_token(c, false, at::kBFloat16), kv, 1);
   // int8: one byte a weight plus a bf16 scale per output row
   EXPECT_NEAR(streamed_bytes_per_token(c, true, at::kBFloat16) / 1e9, 6.611, 0.001);
+  // int4: half a byte a weight plus a bf16 scale and zero per 128 weights; norms stay bf16
+  const double norms = (2.0 * 32 + 1) * 4096 * 2, weights = (streamed_bytes_per_token(c, false, at::kBFloat16) - norms) / 2;
+  EXPECT_NEAR(streamed_bytes_per_token(c, WeightQuant::kInt4, at::kBFloat16), weights * (0.5 + 4.0 / 128) + norms, 1);
+  EXPECT_NEAR(streamed_bytes_per_token(c, WeightQuant::kInt4, at::kBFloat16) / 1e9, 3.5105, 0.0001);
   // Mixtral: 2 of 8 experts' weights per token
   ModelConfig m = model_config("8x7b");
   m.n_layers = 16;
@@ -184,7 +208,9 @@ TEST(Decode, CaseNamesCarryModelAndLayersAndTheLayerFlagReplacesThem) {
                                              "Mixtral/int8/8x7b-16L/aten_graph", "Mixtral/int8/8x7b-16L/inductor"}));
   EXPECT_EQ(cases_of(family_named("Mixtral"), gpu, 32)[0].name(), "Mixtral/int8/8x7b-32L/eager");
   EXPECT_EQ(cases_of(family_named("Llama2"), cpu)[0].name(), "Llama2/bf16/tiny-2L/eager");
-  EXPECT_EQ(cases_of(family_named("Llama2"), cpu).size(), 4u);   // eager and inductor, bf16 and int8
+  const std::vector<CaseInfo> cpu_cases = cases_of(family_named("Llama2"), cpu);
+  ASSERT_EQ(cpu_cases.size(), 5u);   // eager and inductor, bf16 and int8; int4 eager only (no int4 in model.py's step)
+  EXPECT_EQ(cpu_cases.back().name(), "Llama2/int4/tiny-2L/eager");
   const CaseInfo llama = cases_of(family_named("Llama2"), gpu)[0];
   EXPECT_DOUBLE_EQ(llama.work.items, 200);
   EXPECT_NEAR(llama.work.bytes_read / 200 / 1e9, 13.214, 0.001);
@@ -253,6 +279,25 @@ TEST_F(DecodeGpu, ProgrammaticLaunchesChangeNoLogit) {
         EXPECT_TRUE(at::equal(overlapped.forward(token, pos), want)) << config << " position " << p;
       }
     }
+}
+
+// int4: the own step (int4 GEMV) against the ATen forward (_weight_int4pack_mm) and the dequantized
+// bf16 model; graphs of both steps generate their eager tokens.
+TEST_F(DecodeGpu, Int4OwnStepMatchesAtenAndTheDequantizedModel) {
+  Model int4 = make_model(model_config("tiny"), at::kBFloat16, WeightQuant::kInt4, at::kCUDA);
+  EXPECT_LT(own_vs_aten(int4), 0.03);
+  Model dense = dequantized(int4);
+  OwnStep own(int4);
+  at::Tensor token = longs({42}, at::kCUDA), pos = longs({0}, at::kCUDA);
+  EXPECT_LT(rel_rms(own.forward(token, pos), forward_aten(dense, token, pos)), 0.05);
+  for (StepKernels kernels : {StepKernels::kAten, StepKernels::kOwn}) {
+    Model model = make_model(model_config("tiny"), at::kBFloat16, WeightQuant::kInt4, at::kCUDA);
+    Decoder decoder(model, kernels, true, prompt_of(model.cfg));
+    decoder.generate();
+    std::vector<int64_t> graphed = decoder.tokens();
+    decoder.generate(/*eager=*/true);
+    EXPECT_EQ(graphed, decoder.tokens());
+  }
 }
 
 TEST_F(DecodeGpu, Int8OwnKernelsMatchTheDequantizedBf16Model) {   // (c) on the GPU

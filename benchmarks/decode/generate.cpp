@@ -205,6 +205,7 @@ std::string Decoder::kernels_label() const {
 #ifdef OPBENCH_HAVE_CUDA
   if (own_kernels()) return "kernels=" + OwnStep::kernel_names(model_, kernels_ == StepKernels::kOwn);
 #endif
+  if (model_.int4) return "kernels=aten(int4: _weight_int4pack_mm, as gpt-fast's WeightOnlyInt4Linear)";
   return std::string("kernels=aten") + (model_.int8 ? "(int8 dequantized by .to(), as gpt-fast eager)" : "");
 }
 

@@ -35,7 +35,8 @@ at::TensorOptions on(c10::Device device, c10::ScalarType dtype) { return at::Ten
 c10::ScalarType opmath(c10::ScalarType dtype) { return dtype == c10::kDouble ? c10::kDouble : c10::kFloat; }
 
 // `experts` = 0: a plain [out, in] layer; else [experts, out, in] with scales [experts, out].
-Linear make_linear(int64_t experts, int64_t out, int64_t in, c10::ScalarType act, bool int8, c10::Device device) {
+Linear make_linear(int64_t experts, int64_t out, int64_t in, c10::ScalarType act, WeightQuant quant,
+                   c10::Device device) {
   std::vector<int64_t> shape = {out, in}, scale_shape = {out};
   if (experts > 0) {
     shape.insert(shape.begin(), experts);
@@ -43,7 +44,12 @@ Linear make_linear(int64_t experts, int64_t out, int64_t in, c10::ScalarType act
   }
   const double inv_sqrt_in = 1.0 / std::sqrt(static_cast<double>(in));
   Linear l;
-  if (int8) {   // uniform [-127, 127] has rms 73.3: scales of ~1 / (73 sqrt(in)) keep activations O(1)
+  if (quant == WeightQuant::kInt4) {   // rms((q - 8) s + z) ~ 4.8 * the mean scale: O(1) activations
+    kernels::Int4Weights q = kernels::random_int4(shape, inv_sqrt_in / 4.8, device);
+    l.w = q.packed;
+    l.qparams = q.qparams;
+    if (act == c10::kBFloat16) l.aten = kernels::aten_int4_layout(q);
+  } else if (quant == WeightQuant::kInt8) {   // uniform [-127, 127] has rms 73.3: scales of ~1 / (73 sqrt(in)) keep activations O(1)
     l.w = at::randint(-127, 128, shape, on(device, c10::kChar));
     l.scale = (at::rand(scale_shape, on(device, c10::kFloat)) + 0.5).mul_(inv_sqrt_in / 73.3).to(act);
   } else {
@@ -56,7 +62,11 @@ at::Tensor norm_weight(int64_t dim, c10::ScalarType act, c10::Device device) {
   return at::randn({dim}, on(device, act)).mul_(0.1).add_(1.0);
 }
 
+// int4 as gpt-fast's WeightOnlyInt4Linear (PyTorch's int4 matmul) for bf16 activations, else on the
+// dequantized weights.
 at::Tensor linear(const Linear& l, const at::Tensor& x) {   // x [T, in] -> [T, out]
+  if (l.int4() && l.aten.packed.defined() && x.scalar_type() == c10::kBFloat16) return kernels::aten_int4_mm(x, l.aten);
+  if (l.int4()) return at::matmul(x, kernels::dequantize_int4({l.w, l.qparams}, x.scalar_type()).t());
   if (!l.int8()) return at::matmul(x, l.w.t());
   return at::matmul(x, l.w.to(x.scalar_type()).t()) * l.scale;
 }
@@ -141,27 +151,29 @@ const ModelConfig& model_config(const std::string& name) {
   return it->second;
 }
 
-Model make_model(const ModelConfig& cfg, c10::ScalarType act, bool int8, c10::Device device) {
+Model make_model(const ModelConfig& cfg, c10::ScalarType act, WeightQuant quant, c10::Device device) {
   if (cfg.tp != 1) throw Error("model " + cfg.name + ": make_model makes whole models; make_shard makes shards");
+  if (quant == WeightQuant::kInt4 && cfg.moe()) throw Error("model " + cfg.name + ": int4 weights for dense models only");
   if (cfg.dim % cfg.n_heads != 0 || cfg.n_heads % cfg.n_kv_heads != 0 || cfg.head_dim() % 2 != 0)
     throw Error("model " + cfg.name + ": dim, heads and kv heads do not divide");
   Model m;
   m.cfg = cfg;
   m.act_dtype = act;
-  m.int8 = int8;
+  m.int8 = quant == WeightQuant::kInt8;
+  m.int4 = quant == WeightQuant::kInt4;
   const int64_t e = cfg.n_experts, hd = cfg.head_dim();
   m.tok_emb = at::randn({cfg.vocab, cfg.dim}, on(device, act));
   m.norm = norm_weight(cfg.dim, act, device);
-  m.output = make_linear(0, cfg.vocab, cfg.dim, act, int8, device);
+  m.output = make_linear(0, cfg.vocab, cfg.dim, act, quant, device);
   for (int64_t l = 0; l < cfg.n_layers; ++l) {
     Layer layer;
     layer.attn_norm = norm_weight(cfg.dim, act, device);
     layer.ffn_norm = norm_weight(cfg.dim, act, device);
-    layer.wqkv = make_linear(0, cfg.qkv_rows(), cfg.dim, act, int8, device);
-    layer.wo = make_linear(0, cfg.dim, cfg.n_heads * hd, act, int8, device);
-    layer.w13 = make_linear(e, 2 * cfg.ffn, cfg.dim, act, int8, device);
-    layer.w2 = make_linear(e, cfg.dim, cfg.ffn, act, int8, device);
-    if (cfg.moe()) layer.gate = make_linear(0, e, cfg.dim, act, int8, device);
+    layer.wqkv = make_linear(0, cfg.qkv_rows(), cfg.dim, act, quant, device);
+    layer.wo = make_linear(0, cfg.dim, cfg.n_heads * hd, act, quant, device);
+    layer.w13 = make_linear(e, 2 * cfg.ffn, cfg.dim, act, quant, device);
+    layer.w2 = make_linear(e, cfg.dim, cfg.ffn, act, quant, device);
+    if (cfg.moe()) layer.gate = make_linear(0, e, cfg.dim, act, quant, device);
     m.layers.push_back(std::move(layer));
   }
   make_cache_and_rope(m, device);
@@ -183,6 +195,12 @@ void make_cache_and_rope(Model& m, c10::Device device) {
 Model dequantized(const Model& model) {
   Model m = model;
   auto dequantize = [&](Linear& l) {
+    if (l.int4()) {
+      l.w = kernels::dequantize_int4({l.w, l.qparams}, model.act_dtype);
+      l.qparams = at::Tensor();
+      l.aten = {};
+      return;
+    }
     if (!l.int8()) return;
     l.w = (l.w.to(c10::kFloat) * l.scale.to(c10::kFloat).unsqueeze(-1)).to(model.act_dtype);
     l.scale = at::Tensor();
@@ -191,24 +209,31 @@ Model dequantized(const Model& model) {
   for (auto& layer : m.layers)
     for (Linear* l : {&layer.wqkv, &layer.wo, &layer.w13, &layer.w2, &layer.gate}) dequantize(*l);
   m.int8 = false;
+  m.int4 = false;
   m.k_cache = at::zeros_like(model.k_cache);
   m.v_cache = at::zeros_like(model.v_cache);
   return m;
 }
 
 namespace {
-double linear_bytes(int64_t out, int64_t in, bool int8, double act_bytes) {
+double linear_bytes(int64_t out, int64_t in, WeightQuant quant, double act_bytes) {
+  if (quant == WeightQuant::kInt4) return kernels::int4_weight_bytes(out, in);
+  const bool int8 = quant == WeightQuant::kInt8;
   return static_cast<double>(out) * static_cast<double>(in) * (int8 ? 1.0 : act_bytes) + (int8 ? out * act_bytes : 0.0);
 }
 }  // namespace
 
-double streamed_bytes_per_token(const ModelConfig& c, bool int8, c10::ScalarType act) {
+WeightQuant quant_of_dtype(c10::ScalarType dtype) {
+  return dtype == c10::kChar ? WeightQuant::kInt8 : dtype == c10::ScalarType::Int4 ? WeightQuant::kInt4 : WeightQuant::kNone;
+}
+
+double streamed_bytes_per_token(const ModelConfig& c, WeightQuant quant, c10::ScalarType act) {
   const double a = static_cast<double>(c10::elementSize(act));
-  double ffn = linear_bytes(2 * c.ffn, c.dim, int8, a) + linear_bytes(c.dim, c.ffn, int8, a);
-  if (c.moe()) ffn = linear_bytes(c.n_experts, c.dim, int8, a) + static_cast<double>(c.top_k) * ffn;
-  const double layer = 2.0 * c.dim * a + linear_bytes(c.qkv_rows(), c.dim, int8, a) +
-                       linear_bytes(c.dim, c.n_heads * c.head_dim(), int8, a) + ffn;
-  return static_cast<double>(c.n_layers) * layer + c.dim * a + linear_bytes(c.vocab, c.dim, int8, a);
+  double ffn = linear_bytes(2 * c.ffn, c.dim, quant, a) + linear_bytes(c.dim, c.ffn, quant, a);
+  if (c.moe()) ffn = linear_bytes(c.n_experts, c.dim, quant, a) + static_cast<double>(c.top_k) * ffn;
+  const double layer = 2.0 * c.dim * a + linear_bytes(c.qkv_rows(), c.dim, quant, a) +
+                       linear_bytes(c.dim, c.n_heads * c.head_dim(), quant, a) + ffn;
+  return static_cast<double>(c.n_layers) * layer + c.dim * a + linear_bytes(c.vocab, c.dim, quant, a);
 }
 
 namespace {
@@ -217,14 +242,14 @@ double kv_cache_bytes(const ModelConfig& c, c10::ScalarType act) {
 }
 }  // namespace
 
-double gpt_fast_model_bytes(const ModelConfig& c, bool int8, c10::ScalarType act) {
-  return streamed_bytes_per_token(c, int8, act) + kv_cache_bytes(c, act);
+double gpt_fast_model_bytes(const ModelConfig& c, WeightQuant quant, c10::ScalarType act) {
+  return streamed_bytes_per_token(c, quant, act) + kv_cache_bytes(c, act);
 }
 
-double resident_bytes(const ModelConfig& c, bool int8, c10::ScalarType act) {
+double resident_bytes(const ModelConfig& c, WeightQuant quant, c10::ScalarType act) {
   ModelConfig all = c;
   all.top_k = c.n_experts;   // every expert in memory
-  return streamed_bytes_per_token(all, int8, act) + static_cast<double>(c.vocab * c.dim) * c10::elementSize(act) +
+  return streamed_bytes_per_token(all, quant, act) + static_cast<double>(c.vocab * c.dim) * c10::elementSize(act) +
          kv_cache_bytes(c, act);
 }
 

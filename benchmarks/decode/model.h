@@ -5,8 +5,10 @@
 // Two forwards share the weights and the cache:
 //   forward_aten  any number of tokens T at positions input_pos, ATen ops only (CPU and GPU; any
 //                 floating dtype; int8 weights dequantized as gpt-fast's WeightOnlyInt8Linear:
-//                 y = (x . W^T) * scales). The reference: a full causal forward when T > 1.
-//   OwnStep       (own_step.h) one token on a GPU with opbench's kernels: GEMV (fused int8 dequantize,
+//                 y = (x . W^T) * scales; int4 weights, bf16 activations, through PyTorch's int4 matmul as
+//                 gpt-fast's WeightOnlyInt4Linear calls it, other activations on the dequantized weights).
+//                 The reference: a full causal forward when T > 1.
+//   OwnStep       (own_step.h) one token on a GPU with opbench's kernels: GEMV (fused int8 or int4 dequantize,
 //                 gather for the experts, the rms norm as a prologue, RoPE + cache write and SwiGLU as
 //                 epilogues), decode attention, top-2 routing, the residual add.
 // Layouts: wqkv = [q heads | k heads | v heads] x dim; w13 = [w1 | w3] x dim (experts: [E, 2 ffn, dim]);
@@ -22,6 +24,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "kernels/gemv/int4_weights.h"
 
 namespace opbench::decode {
 
@@ -47,11 +51,22 @@ struct ModelConfig {
 // CPU (tiny-gqa: grouped-query attention, dense, for the tensor-parallel tests).
 const ModelConfig& model_config(const std::string& name);
 
+// How a model's linear layers hold their weights: the activation dtype, int8 weight-only (gpt-fast's
+// WeightOnlyInt8QuantHandler) or int4 weight-only (its WeightOnlyInt4QuantHandler: groups of 128, dense
+// models only). Every linear layer, the output head included, as gpt-fast's handlers replace them all.
+enum class WeightQuant { kNone, kInt8, kInt4 };
+constexpr WeightQuant int8_or_none(bool int8) { return int8 ? WeightQuant::kInt8 : WeightQuant::kNone; }
+
 // A linear layer: w [out, in] (experts: [E, out, in]) in bf16/fp32/fp64, or int8 with per-output-row
-// scales [out] ([E, out]) in the activation dtype.
+// scales [out] ([E, out]) in the activation dtype, or int4 (dense layers only): w the packed bytes
+// [out, in / 2] and qparams [out, in / 128, 2] in the own GEMV's layout (kernels/gemv/int4_weights.h),
+// `aten` the same weights in the layout of PyTorch's int4 matmul (bf16 activations only).
 struct Linear {
-  at::Tensor w, scale;
+  at::Tensor w, scale, qparams;
+  kernels::AtenInt4 aten;
   bool int8() const { return scale.defined(); }
+  bool int4() const { return qparams.defined(); }
+  int64_t in_features() const { return int4() ? w.size(-1) * 2 : w.size(-1); }
 };
 
 struct Layer {
@@ -63,6 +78,7 @@ struct Model {
   ModelConfig cfg;
   c10::ScalarType act_dtype = c10::kBFloat16;   // activations, norms, embeddings, scales
   bool int8 = false;                            // every linear layer int8 weight-only
+  bool int4 = false;                            // every linear layer int4 weight-only
   at::Tensor tok_emb, norm;                     // [vocab, dim], [dim]
   Linear output;                                // [vocab, dim]
   std::vector<Layer> layers;
@@ -83,22 +99,40 @@ struct Model {
 // Random weights on `device` (seeded by the caller through at::manual_seed; a whole model's config): randn / sqrt(fan_in) for
 // float weights; int8 uniform in [-127, 127] with scales (0.5..1.5) / (73 sqrt(fan_in)); norm weights
 // 1 + 0.1 randn; embeddings randn. The caches are zeroed.
-Model make_model(const ModelConfig& cfg, c10::ScalarType act_dtype, bool int8, c10::Device device);
+// int4: q uniform in [0, 15], group scales (0.5..1.5) / (4.8 sqrt(fan_in)), zeros of half a scale's
+// size (kernels::random_int4); refused for a mixture of experts.
+Model make_model(const ModelConfig& cfg, c10::ScalarType act_dtype, WeightQuant quant, c10::Device device);
+inline Model make_model(const ModelConfig& cfg, c10::ScalarType act_dtype, bool int8, c10::Device device) {
+  return make_model(cfg, act_dtype, int8_or_none(int8), device);
+}
 
 // The zeroed KV caches and the RoPE tables of model.cfg on `device` (make_model's and make_shard's).
 void make_cache_and_rope(Model& model, c10::Device device);
 
-// The same model with every int8 linear dequantized to act_dtype: bf16(W * scale) (test (c)).
+// The same model with every int8 linear dequantized to act_dtype: bf16(W * scale) (test (c)); every int4
+// linear to act_dtype((q - 8) * scale + zero).
 Model dequantized(const Model& model);
 
-// Bytes one decode step streams: every linear weight (and int8 scales) and norm weight, the output
-// head included, the token embedding table excluded (a step reads one row of it); for experts, the
-// top_k / n_experts share of the expert weights. gpt-fast's count adds the KV cache and RoPE tables
-// (its _get_model_size sums buffers too): gpt_fast_model_bytes.
-double streamed_bytes_per_token(const ModelConfig& cfg, bool int8, c10::ScalarType act_dtype);
-double gpt_fast_model_bytes(const ModelConfig& cfg, bool int8, c10::ScalarType act_dtype);
+// Bytes one decode step streams: every linear weight (and int8 scales, int4 half a byte a weight and
+// the groups' bf16 scale and zero) and norm weight, the output head included, the token embedding table
+// excluded (a step reads one row of it); for experts, the top_k / n_experts share of the expert weights.
+// gpt-fast's count adds the KV cache and RoPE tables (its _get_model_size sums buffers too):
+// gpt_fast_model_bytes.
+double streamed_bytes_per_token(const ModelConfig& cfg, WeightQuant quant, c10::ScalarType act_dtype);
+double gpt_fast_model_bytes(const ModelConfig& cfg, WeightQuant quant, c10::ScalarType act_dtype);
 // Bytes the weights and caches occupy in memory (all experts).
-double resident_bytes(const ModelConfig& cfg, bool int8, c10::ScalarType act_dtype);
+double resident_bytes(const ModelConfig& cfg, WeightQuant quant, c10::ScalarType act_dtype);
+inline double streamed_bytes_per_token(const ModelConfig& cfg, bool int8, c10::ScalarType act_dtype) {
+  return streamed_bytes_per_token(cfg, int8_or_none(int8), act_dtype);
+}
+inline double gpt_fast_model_bytes(const ModelConfig& cfg, bool int8, c10::ScalarType act_dtype) {
+  return gpt_fast_model_bytes(cfg, int8_or_none(int8), act_dtype);
+}
+inline double resident_bytes(const ModelConfig& cfg, bool int8, c10::ScalarType act_dtype) {
+  return resident_bytes(cfg, int8_or_none(int8), act_dtype);
+}
+// The weights' quantization a case's dtype names: int8 (kChar), int4 (Int4), else none.
+WeightQuant quant_of_dtype(c10::ScalarType dtype);
 
 // Expert choices per layer: idx [layers, T, top_k] (int64), weights [layers, T, top_k] (fp32).
 struct Routes {

@@ -4,7 +4,9 @@ one-token decode step that the `inductor` backend compiles and that the compiled
 
 Same architecture, configurations, layouts and byte count as the C++ model (model.h): wqkv = [q heads |
 k heads | v heads] x dim, w13 = [w1 | w3] x dim (experts [E, 2 ffn, dim]), int8 weight-only linears
-y = (x . W^T) * scale (gpt-fast's WeightOnlyInt8Linear), a static KV cache per layer [kv_heads, max_len,
+y = (x . W^T) * scale (gpt-fast's WeightOnlyInt8Linear), int4 weight-only linears (dense models, every
+linear and the output head; not compiled by bench_ops' inductor backend) by _weight_int4pack_mm as
+gpt-fast's WeightOnlyInt4Linear, a static KV cache per layer [kv_heads, max_len,
 head_dim] written in place (mutable state), RoPE on pairs (2i, 2i+1). Weights and caches are buffers:
 the package leaves them out, and bench_ops loads the C++ model's tensors under these names.
 """
@@ -32,12 +34,19 @@ CONFIGS = {  # as model.cpp's model_config; the order is bench_ops' shape index 
 PROMPT_LEN = 6
 
 
-def streamed_bytes_per_token(c, int8):
-    """Bytes one decode step streams (model.h): linear weights (+ int8 scales), norms and the output head;
-    not the embedding table; experts: top_k of them."""
+GROUP = 128  # int4: gpt-fast's group size along the input dimension
+INNER_K_TILES = 8  # int4: gpt-fast's default inner-k tiles for _convert_weight_to_int4pack
+
+
+def streamed_bytes_per_token(c, int8, int4=False):
+    """Bytes one decode step streams (model.h): linear weights (+ int8 scales; int4: half a byte a weight
+    and a bf16 scale and zero per group), norms and the output head; not the embedding table; experts:
+    top_k of them."""
     a = 2.0
 
     def lin(out, inp):
+        if int4:
+            return out * inp * (0.5 + 4.0 / GROUP)
         return out * inp * (1.0 if int8 else a) + (out * a if int8 else 0.0)
     hd = c["dim"] // c["n_heads"]
     ffn = lin(2 * c["ffn"], c["dim"]) + lin(c["dim"], c["ffn"])
@@ -48,13 +57,45 @@ def streamed_bytes_per_token(c, int8):
     return c["n_layers"] * layer + c["dim"] * a + lin(c["vocab"], c["dim"])
 
 
-class Linear(torch.nn.Module):
-    """Weights as buffers, so torch.compile's CUDA graphs treat them as static (nothing copied per call)."""
+def pack_int4(q):
+    """q (values 0..15, [..., 2n]) -> uint8 [..., n], the even column in the high nibble (the bytes
+    _convert_weight_to_int4pack takes on CUDA, and the own GEMV's layout)."""
+    q = q.to(torch.int32)
+    return (q[..., ::2] * 16 + q[..., 1::2]).to(torch.uint8)
 
-    def __init__(self, shape, int8, device):
+
+def int4_weights(shape, device):
+    """Random int4 weights as bench_ops' model makes them (model.h): q uniform in [0, 15], per group of 128
+    inputs scale (0.5..1.5) / (4.8 sqrt(fan_in)) and zero 0.5 scale randn in bf16; returns the weights in
+    PyTorch's int4 layout (gpt-fast's prepare_int4_weight_and_scales_and_zeros) and scales_and_zeros
+    [in / 128, out, 2]."""
+    out_f, in_f = shape
+    q = torch.randint(0, 16, shape, dtype=torch.int32, device=device)
+    s = (torch.rand(out_f, in_f // GROUP, device=device) + 0.5) / (4.8 * math.sqrt(in_f))
+    z = torch.randn(out_f, in_f // GROUP, device=device) * 0.5 * s
+    scales_and_zeros = torch.stack([s, z], -1).to(torch.bfloat16).transpose(0, 1).contiguous()
+    if q.is_cuda:
+        return torch.ops.aten._convert_weight_to_int4pack(pack_int4(q), INNER_K_TILES), scales_and_zeros
+    return torch.ops.aten._convert_weight_to_int4pack_for_cpu(q, INNER_K_TILES), scales_and_zeros
+
+
+class Linear(torch.nn.Module):
+    """Weights as buffers, so torch.compile's CUDA graphs treat them as static (nothing copied per call).
+    int4: gpt-fast's WeightOnlyInt4Linear, x @ W^T by torch.ops.aten._weight_int4pack_mm (dense layers only)."""
+
+    def __init__(self, shape, int8, device, int4=False):
         super().__init__()
         fan_in = shape[-1]
-        if int8:
+        self.int4 = int4
+        if int4:
+            if len(shape) != 2:
+                raise ValueError("int4 weights for dense layers only")
+            self.out_features = shape[0]
+            w, scales_and_zeros = int4_weights(shape, device)
+            self.register_buffer("w", w)
+            self.register_buffer("scales_and_zeros", scales_and_zeros)
+            self.scale = None
+        elif int8:
             self.register_buffer("w", torch.randint(-127, 128, shape, dtype=torch.int8, device=device))
             scale = (torch.rand(shape[:-1], device=device) + 0.5) / (73.3 * math.sqrt(fan_in))
             self.register_buffer("scale", scale.to(torch.bfloat16))
@@ -63,6 +104,10 @@ class Linear(torch.nn.Module):
             self.scale = None
 
     def forward(self, x):
+        if self.int4:
+            mm = torch.ops.aten._weight_int4pack_mm if x.is_cuda else torch.ops.aten._weight_int4pack_mm_for_cpu
+            y = mm(x.reshape(-1, x.shape[-1]), self.w, GROUP, self.scales_and_zeros)
+            return y.reshape(x.shape[:-1] + (self.out_features,))
         if self.scale is None:
             return F.linear(x, self.w)
         return F.linear(x, self.w.to(x.dtype)) * self.scale
@@ -74,32 +119,32 @@ class Linear(torch.nn.Module):
 
 
 class Layer(torch.nn.Module):
-    def __init__(self, c, int8, device, max_len):
+    def __init__(self, c, int8, device, max_len, int4=False):
         super().__init__()
         hd, e = c["dim"] // c["n_heads"], c["experts"]
         bf = dict(dtype=torch.bfloat16, device=device)
         shape = (lambda o, i: (e, o, i) if e else (o, i))
         self.register_buffer("attn_norm", torch.randn(c["dim"], **bf) * 0.1 + 1)
         self.register_buffer("ffn_norm", torch.randn(c["dim"], **bf) * 0.1 + 1)
-        self.wqkv = Linear(((c["n_heads"] + 2 * c["n_kv_heads"]) * hd, c["dim"]), int8, device)
-        self.wo = Linear((c["dim"], c["n_heads"] * hd), int8, device)
-        self.w13 = Linear(shape(2 * c["ffn"], c["dim"]), int8, device)
-        self.w2 = Linear(shape(c["dim"], c["ffn"]), int8, device)
+        self.wqkv = Linear(((c["n_heads"] + 2 * c["n_kv_heads"]) * hd, c["dim"]), int8, device, int4)
+        self.wo = Linear((c["dim"], c["n_heads"] * hd), int8, device, int4)
+        self.w13 = Linear(shape(2 * c["ffn"], c["dim"]), int8, device, int4)
+        self.w2 = Linear(shape(c["dim"], c["ffn"]), int8, device, int4)
         self.gate = Linear((e, c["dim"]), int8, device) if e else None
         self.register_buffer("k_cache", torch.zeros(c["n_kv_heads"], max_len, hd, **bf))
         self.register_buffer("v_cache", torch.zeros(c["n_kv_heads"], max_len, hd, **bf))
 
 
 class Model(torch.nn.Module):
-    def __init__(self, c, int8, device):
+    def __init__(self, c, int8, device, int4=False):
         super().__init__()
         self.c, self.hd = c, c["dim"] // c["n_heads"]
         self.max_len = PROMPT_LEN + c["new_tokens"]
         bf = dict(dtype=torch.bfloat16, device=device)
         self.register_buffer("tok_emb", torch.randn(c["vocab"], c["dim"], **bf))
         self.register_buffer("norm", torch.randn(c["dim"], **bf) * 0.1 + 1)
-        self.output = Linear((c["vocab"], c["dim"]), int8, device)
-        self.layers = torch.nn.ModuleList(Layer(c, int8, device, self.max_len) for _ in range(c["n_layers"]))
+        self.output = Linear((c["vocab"], c["dim"]), int8, device, int4)  # gpt-fast's int4 handler takes it too
+        self.layers = torch.nn.ModuleList(Layer(c, int8, device, self.max_len, int4) for _ in range(c["n_layers"]))
         inv_freq = 1.0 / (c["rope_base"] ** (torch.arange(0, self.hd, 2, dtype=torch.float64, device=device) / self.hd))
         angles = torch.outer(torch.arange(self.max_len, dtype=torch.float64, device=device), inv_freq)
         self.register_buffer("cos", angles.cos().float())

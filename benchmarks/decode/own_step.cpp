@@ -14,9 +14,10 @@ namespace opbench::decode {
 kernels::GemvArgs OwnStep::gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) const {
   kernels::GemvArgs a;
   a.w = l.w.data_ptr();
-  a.w_type = l.int8() ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
+  a.w_type = l.int4() ? kernels::WeightType::kInt4 : l.int8() ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
+  a.group_qparams = l.int4() ? l.qparams.data_ptr() : nullptr;
   a.rows = l.w.size(-2);
-  a.cols = l.w.size(-1);
+  a.cols = l.in_features();
   a.row_stride = a.cols;
   a.x = x.data_ptr();
   a.y = y.data_ptr();
@@ -68,7 +69,9 @@ OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(pro
 }
 
 std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
-  std::string gemv = model.int8 ? "gemv_int8(fused dequantize)" : "gemv_bf16";
+  std::string gemv = model.int4   ? "gemv_int4(fused group dequantize)"
+                     : model.int8 ? "gemv_int8(fused dequantize)"
+                                  : "gemv_bf16";
   std::string names = "own:" + gemv + "+rms_norm/rope_cache/residual_add/swiglu," +
                       (model.cfg.moe() ? "gather_gemv,top2_route,residual_add," : "") + "decode_attention,next_token";
   if (model.all_reduce)

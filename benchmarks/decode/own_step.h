@@ -8,7 +8,8 @@
 // five kernels where the unfused step had nine. Experts: the router and W13 GEMVs take the rms norm
 // prologue, top2_route picks, W13 (SwiGLU epilogue) and W2 gather the experts' rows, and residual_add
 // adds the weighted experts' outputs into h. Then the output head's GEMV with the final rms norm as
-// prologue. int8 layers use the GEMV's fused dequantize (per-row scales). The embedding row is
+// prologue. int8 and int4 layers use the GEMV's fused dequantize (per-row scales; per-group scales and
+// zeros). The embedding row is
 // gathered with ATen (index_select). Every launch goes to the current stream, so a step can be captured.
 // A tensor-parallel shard (shard.h: its Model::all_reduce set): the output and W2 GEMVs write the rank's
 // partial instead of adding into h, model.all_reduce sums it over the ranks (NCCL, enqueued on the

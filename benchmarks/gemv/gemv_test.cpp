@@ -24,14 +24,17 @@ TEST(Gemv, GpuCasesAreTheSeedsShapesWithCublasForBf16Only) {
   gpu.is_gpu = true;
   std::vector<std::string> names;
   for (const auto& c : cases_of(family_named("Gemv"), gpu)) names.push_back(c.name());
-  // D in {1024, 4096, 8192, 16384}; bf16: aten cublas cuda inductor; int8: aten cuda inductor
-  ASSERT_EQ(names.size(), 4u * 7);
+  // D in {1024, 4096, 8192, 16384}; bf16: aten cublas cuda inductor; int8: aten cuda inductor; int4: aten
+  // cuda (no inductor spelling of int4)
+  ASSERT_EQ(names.size(), 4u * 9);
   EXPECT_EQ(names[0], "Gemv/bf16/1024/aten");
   EXPECT_EQ(names[1], "Gemv/bf16/1024/cublas");
   EXPECT_EQ(names[2], "Gemv/bf16/1024/cuda");
   EXPECT_EQ(names[3], "Gemv/bf16/1024/inductor");
   EXPECT_EQ(std::count(names.begin(), names.end(), "Gemv/int8/16384/cublas"), 0);
-  EXPECT_EQ(names.back(), "Gemv/int8/16384/inductor");
+  EXPECT_EQ(names[27], "Gemv/int8/16384/inductor");
+  EXPECT_EQ(names.back(), "Gemv/int4/16384/cuda");
+  EXPECT_EQ(std::count(names.begin(), names.end(), "Gemv/int4/1024/inductor"), 0);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/common/launch.cuh"
@@ -36,6 +37,7 @@ Params params_of(const GemvArgs& a) {
                 a.num_experts,
                 static_cast<const __nv_bfloat16*>(a.row_scale),
                 a.row_scale_expert_stride,
+                static_cast<const __nv_bfloat162*>(a.group_qparams),
                 static_cast<const __nv_bfloat16*>(a.fusion.norm_w),
                 a.fusion.norm_eps,
                 a.fusion.rope};
@@ -63,6 +65,18 @@ std::string fusion_error(const GemvArgs& a, bool vectorized) {
       return "rope epilogue: rows must be q_rows + 2 kv_rows, whole heads";
     if (a.expert_idx != nullptr) return "rope epilogue: no gather";
   }
+  return "";
+}
+
+// int4's own argument rules (gemv_args.h: whole groups, qparams and no row scale); "" when they hold.
+std::string int4_error(const GemvArgs& a) {
+  if (a.w_type != WeightType::kInt4) return "";
+  if (a.group_qparams == nullptr) return "int4 weights need group_qparams";
+  if (a.row_scale != nullptr) return "int4 weights take group qparams, not row_scale";
+  if (a.cols % kInt4GroupSize != 0 || a.row_stride % kInt4GroupSize != 0 ||
+      (a.expert_idx != nullptr && a.expert_stride % kInt4GroupSize != 0))
+    return "int4: cols, row_stride and expert_stride must be multiples of the group size 128";
+  if (reinterpret_cast<uintptr_t>(a.group_qparams) % 4 != 0) return "int4: group_qparams not 4-byte aligned";
   return "";
 }
 
@@ -121,7 +135,7 @@ void launch_by_mode(const GemvArgs& a, cudaStream_t stream) {
 // code, they hold other registers (int8 46 instead of 64, gathers 36 instead of 32) and run slower.
 template <typename T, typename C>
 void launch_vector(const GemvArgs& a, cudaStream_t stream) {
-  if constexpr (sizeof(T) == 2)
+  if constexpr (std::is_same_v<T, __nv_bfloat16>)
     if (a.expert_idx == nullptr) return launch_by_mode<T, C, false>(a, stream);
   launch_by_mode<T, C, true>(a, stream);
 }
@@ -138,19 +152,17 @@ void launch_gather_pair(const GemvArgs& a, cudaStream_t stream) {
                 dim3(kWarps * kWarpSize), 0, stream, false, params_of(a));
 }
 
-constexpr WeightType weight_type_of(size_t element_bytes) {
-  return element_bytes == 1 ? WeightType::kInt8 : WeightType::kBf16;
-}
-
 // kGemvRules[kRule]'s configuration, compiled for the rule's weight type only.
 template <typename T, int kRule>
 void launch_rule(const GemvArgs& a, cudaStream_t stream) {
   constexpr GemvRule rule = kGemvRules[kRule];
   constexpr GemvConfig c = rule.config;
-  if constexpr (rule.w_type != weight_type_of(sizeof(T)))
+  if constexpr (rule.w_type != gemv::kWeightType<T>)
     throw Error("launch_gemv: table row " + std::to_string(kRule) + " is for the other weight type");
   else if constexpr (c.path == GemvPath::kVector)
     launch_vector<T, Config<c.warps, c.group, c.rows, c.steps>>(a, stream);
+  else if constexpr (std::is_same_v<T, gemv::Int4>)
+    throw Error("launch_gemv: table row " + std::to_string(kRule) + " names an exact-fit kernel for int4");
   else if constexpr (c.path == GemvPath::kExactRow)
     launch_row_kernel<T, c.warps, c.chunks, c.min_blocks>(a, stream);
   else if constexpr (c.path == GemvPath::kGatherPair)
@@ -188,10 +200,13 @@ void launch_gemv(const GemvArgs& a, cudaStream_t stream) {
     invalid("row_scale_expert_stride needs expert_idx and >= rows");
   if ((a.rows + kScalarWarps - 1) / kScalarWarps > 0x7fffffff) invalid("too many rows");
   if (const std::string why = fusion_error(a, gemv_vectorizable(a)); !why.empty()) invalid(why);
-  if (a.w_type == WeightType::kInt8)
-    launch_typed<int8_t>(a, stream);
-  else
-    launch_typed<__nv_bfloat16>(a, stream);
+  if (const std::string why = int4_error(a); !why.empty()) invalid(why);
+  switch (a.w_type) {
+    case WeightType::kInt4: return launch_typed<gemv::Int4>(a, stream);
+    case WeightType::kInt8: return launch_typed<int8_t>(a, stream);
+    case WeightType::kBf16: return launch_typed<__nv_bfloat16>(a, stream);
+  }
+  invalid("unknown weight type");
 }
 
 }  // namespace opbench::kernels

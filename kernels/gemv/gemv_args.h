@@ -1,6 +1,7 @@
-// The arguments of opbench's GEMV (gemv.h): y = W @ x with W in bf16 or int8 (dequantized on the fly,
+// The arguments of opbench's GEMV (gemv.h): y = W @ x with W in bf16, int8 (dequantized on the fly,
 // no scales unless `row_scale` is given: then y is scaled per output row, per expert when gathering with
-// row_scale_expert_stride), x and y in bf16 (one x per selected expert with x_stride), fp32 accumulation.
+// row_scale_expert_stride) or int4 (gpt-fast's group-wise weight-only quantization, dequantized on the
+// fly with its group's bf16 scale and zero: w = (q - 8) * scale + zero), x and y in bf16 (one x per selected expert with x_stride), fp32 accumulation.
 // With `expert_idx` the same kernel gathers: output row block e uses W + expert_idx[e] * expert_stride
 // (the index is read on the device). Optional fusions fold the decode step's small kernels into it.
 // Plain C++ (no ATen, no CUDA headers) so that .cpp files, the configuration table and CPU tests can
@@ -10,7 +11,18 @@
 
 namespace opbench::kernels {
 
-enum class WeightType { kBf16, kInt8 };
+enum class WeightType { kBf16, kInt8, kInt4 };
+
+// Bits a weight of `w` occupies in memory.
+constexpr int weight_bits(WeightType w) { return w == WeightType::kBf16 ? 16 : w == WeightType::kInt8 ? 8 : 4; }
+
+// int4 weights (kernels/gemv/int4_weights.h makes them): two per byte, row-major like the other types,
+// the even column in the high nibble (the byte layout torch's _convert_weight_to_int4pack takes on CUDA);
+// unsigned values q in [0, 15]. One (scale, zero) bf16 pair per kInt4GroupSize consecutive weights of a
+// row, gpt-fast's group size along the input dimension: `group_qparams` holds, for the weight at element
+// offset e of W (e = expert * expert_stride + row * row_stride + col), its pair at index e / 128. So a
+// contiguous [rows, cols] W has qparams [rows, cols / 128, 2].
+constexpr int64_t kInt4GroupSize = 128;
 
 // What the kernel does with a row's result r = bf16(W[row] . x * row_scale) (decode/own_step.cpp fuses
 // the decode step's small kernels into its GEMVs this way). The rounding is the unfused steps'.
@@ -47,6 +59,9 @@ struct GemvFusion {
 struct GemvArgs {
   const void* w = nullptr;        // [num_experts x] rows x cols, element type `w_type`
   WeightType w_type = WeightType::kBf16;
+  // int4 only (and required there): the groups' bf16 (scale, zero) pairs (see kInt4GroupSize). cols,
+  // row_stride and expert_stride must then be multiples of kInt4GroupSize, and row_scale unset.
+  const void* group_qparams = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t row_stride = 0;         // elements between consecutive rows of W (>= cols)
@@ -83,7 +98,7 @@ inline GemvArgs square_gemv_args(const void* w, WeightType w_type, int64_t d, co
 }
 
 // True when the kernel takes the 16-byte-load path: cols, row_stride (and expert_stride) multiples of
-// 16 / sizeof(W element), and W and x 16-byte aligned. Otherwise it runs the scalar loop.
+// the weights in 16 bytes (8 bf16, 16 int8, 32 int4), and W and x 16-byte aligned. Otherwise it runs the scalar loop.
 bool gemv_vectorizable(const GemvArgs& args);
 
 }  // namespace opbench::kernels

@@ -25,7 +25,7 @@ LaunchShape shape_of(const GemvArgs& a, bool programmatic_launch) {
   const GemvFusion& f = a.fusion;
   LaunchShape s;
   s.cols = a.cols;
-  s.row_bytes = a.cols * (a.w_type == WeightType::kInt8 ? 1 : 2);
+  s.row_bytes = a.cols * weight_bits(a.w_type) / 8;
   s.output_rows = a.rows * a.num_selected;
   const bool unfused = f.norm_w == nullptr && f.epilogue == GemvEpilogue::kStore;
   s.plain = a.expert_idx == nullptr && unfused;
@@ -65,7 +65,7 @@ std::string gemv_config_name(const GemvConfig& c) {
 }
 
 bool gemv_vectorizable(const GemvArgs& a) {
-  const int64_t elems = a.w_type == WeightType::kInt8 ? kVectorBytes : kVectorBytes / 2;
+  const int64_t elems = kVectorBytes * 8 / weight_bits(a.w_type);
   return a.cols % elems == 0 && a.row_stride % elems == 0 &&
          (a.expert_idx == nullptr || a.expert_stride % elems == 0) && a.x_stride % 8 == 0 && aligned(a.w) &&
          aligned(a.x);

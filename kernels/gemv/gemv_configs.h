@@ -32,7 +32,7 @@ struct GemvConfig {
   int min_blocks = 0;
   // Elements a row of an exact-fit kernel (kExactRow, kGatherPair) spans for weights of type `w`.
   constexpr int64_t span(WeightType w) const {
-    return int64_t{warps} * 32 * chunks * (w == WeightType::kInt8 ? 16 : 8);
+    return int64_t{warps} * 32 * chunks * (128 / weight_bits(w));
   }
 };
 constexpr GemvConfig vector_config(int warps, int group, int rows, int steps, int min_blocks = 0) {
@@ -81,7 +81,7 @@ struct GemvRule {
 // the last of each set and weight type applying to any launch.
 namespace gemv_table {
 constexpr auto kH100 = LaunchRules::kH100, kH200 = LaunchRules::kH200;
-constexpr auto kBf16 = WeightType::kBf16, kInt8 = WeightType::kInt8;
+constexpr auto kBf16 = WeightType::kBf16, kInt8 = WeightType::kInt8, kInt4 = WeightType::kInt4;
 constexpr GemvWhen kAny = kAnyLaunch;
 inline constexpr GemvRule kRows[] = {
     // Exact-fit rows: every load of a row issued at once, as inductor's kernels for static shapes. A
@@ -121,6 +121,11 @@ inline constexpr GemvRule kRows[] = {
     // output rows (with 4096, an SM holds 16 such warps); else groups of 2 warps at any length.
     {kH200, kInt8, kAny.row_bytes_from(4096).output_rows_from(4097), vector_config(1, 1, 2, 4)},
     {kH200, kInt8, kAny, vector_config(8, 2, 2, 2)},
+    // int4 (a 16-byte load holds 32 weights, a quarter of a group): untuned first rows, the int8 rows'
+    // shape (groups of 2 warps, 2 rows x 2 steps); no exact-fit kernel takes int4. A retune
+    // (gemv_tune.cu) replaces them.
+    {kH100, kInt4, kAny, vector_config(8, 2, 2, 2)},
+    {kH200, kInt4, kAny, vector_config(8, 2, 2, 2)},
 };
 }  // namespace gemv_table
 inline constexpr const auto& kGemvRules = gemv_table::kRows;

@@ -13,7 +13,7 @@
 namespace opbench::kernels {
 namespace {
 
-constexpr auto kBf16 = WeightType::kBf16, kInt8 = WeightType::kInt8;
+constexpr auto kBf16 = WeightType::kBf16, kInt8 = WeightType::kInt8, kInt4 = WeightType::kInt4;
 
 // A GEMV of `rows` x `cols` weights on 16-byte aligned (never dereferenced) pointers.
 GemvArgs plain(WeightType w, int64_t rows, int64_t cols) {
@@ -125,6 +125,19 @@ const std::vector<Expected> kInt8Expected = {
      "w8g2r2s2m0"},
 };
 
+// int4: the vector path wherever the layout allows it (no exact-fit kernel takes int4, even on rows of
+// an exact-fit span: 16384 int4 columns are 8 KB, the span of int8's row.w4c4), the scalar loop else.
+const std::vector<Expected> kInt4Expected = {
+    {"odd width", plain(kInt4, 37, 1000), false, "scalar", "scalar"},
+    {"misaligned x", misaligned_x(plain(kInt4, 64, 1024)), false, "scalar", "scalar"},
+    {"Gemv 4096", plain(kInt4, 4096, 4096), false, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"Gemv 16384", plain(kInt4, 16384, 16384), false, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"Gemv 8192 (exact-fit span of 32 int4 a load)", plain(kInt4, 8192, 8192), false, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"GatherGemv 16384", gathered(kInt4, 16384, 16384, 2, true), false, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"llama.w13 swiglu", normed(plain(kInt4, 22016, 4096), GemvEpilogue::kSwiglu), true, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"llama.w2", with_epilogue(plain(kInt4, 4096, 11008), GemvEpilogue::kAddToY), true, "w8g2r2s2m0", "w8g2r2s2m0"},
+};
+
 void expect_picks(const std::vector<Expected>& cases) {
   for (const Expected& e : cases) {
     SCOPED_TRACE(e.launch);
@@ -135,12 +148,24 @@ void expect_picks(const std::vector<Expected>& cases) {
 
 TEST(GemvConfigs, Bf16LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kBf16Expected); }
 TEST(GemvConfigs, Int8LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kInt8Expected); }
+TEST(GemvConfigs, Int4LaunchesPickTheVectorPath) { expect_picks(kInt4Expected); }
+
+// int4's layout rules count weights, not bytes: 32 a 16-byte load, half a byte each.
+TEST(GemvConfigs, Int4VectorizesOnWholeLoadsOfThirtyTwoWeights) {
+  EXPECT_TRUE(gemv_vectorizable(plain(kInt4, 8, 128)));
+  EXPECT_FALSE(gemv_vectorizable(plain(kInt4, 8, 48)));   // a multiple of int8's 16, not of 32
+  GemvArgs strided = plain(kInt4, 8, 128);
+  strided.row_stride = 144;
+  EXPECT_FALSE(gemv_vectorizable(strided));
+  EXPECT_EQ(weight_bits(kInt4), 4);
+  EXPECT_EQ(exact_row_config(4, 4, 8).span(kInt4), 16384);
+}
 
 // Every rule set and weight type ends with a vector-path row for any launch.
 TEST(GemvConfigs, EverySetAndWeightTypeHasARowForAnyLaunch) {
   for (LaunchRules rules : {LaunchRules::kH100, LaunchRules::kH200})
-    for (WeightType w : {kBf16, kInt8}) {
-      SCOPED_TRACE(std::string(launch_rules_name(rules)) + (w == kInt8 ? " int8" : " bf16"));
+    for (WeightType w : {kBf16, kInt8, kInt4}) {
+      SCOPED_TRACE(std::string(launch_rules_name(rules)) + " weight bits " + std::to_string(weight_bits(w)));
       const GemvRule* last = nullptr;
       for (const GemvRule& r : kGemvRules)
         if (r.rules == rules && r.w_type == w) last = &r;

@@ -1,6 +1,7 @@
 // The GEMV's kernels (gemv_args.h says what they compute; gemv.cu launches the configuration that the
 // table in gemv_configs.h picks), a header so that the tuner (gemv_tune.cu) can compile every
-// configuration. Include only from .cu files.
+// configuration. Include only from .cu files. T, the weight type: __nv_bfloat16, int8_t or Int4 (two
+// weights a byte with group qparams, gemv_math.cuh); the exact-fit kernels take bf16 and int8 only.
 //
 // vector_kernel: a block of kWarps warps is split into row groups of kGroup warps; a group computes
 // kRows consecutive output rows (grid.x covers the rows), grid.y one slice per selected expert (1 for a
@@ -28,6 +29,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/launch.cuh"
 #include "kernels/gemv/gemv_fusion.cuh"
@@ -66,7 +68,8 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
   int64_t row_off[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) row_off[r] = (r < rows_here ? r : rows_here - 1) * row_step * p.row_stride;
-  const T* w = static_cast<const T*>(p.w) + (expert < 0 ? 0 : expert) * p.expert_stride + first_row * p.row_stride;
+  // W's element offset of the group's first row (W is addressed by weight: weight_address, load_chunk).
+  const int64_t w = (expert < 0 ? 0 : expert) * p.expert_stride + first_row * p.row_stride;
   const bool reads = has_rows && expert >= 0;
   const __nv_bfloat16* x = p.x + slice * p.x_stride;
   float acc[kSums] = {};
@@ -78,7 +81,7 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
     for (int s = 0; s < kSteps; ++s)
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
-        if (c + s * kStride < p.cols) prefetch_l2(w + row_off[r] + c + s * kStride);
+        if (c + s * kStride < p.cols) prefetch_l2(weight_address<T>(p, w + row_off[r] + c + s * kStride));
   // The rows' scales, read at the group's end: fetched into L1 now, so that the end waits for L1, not DRAM.
   if (kProgrammatic && reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
     prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
@@ -93,19 +96,21 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
     XChunk<T> xc;
     xc.load(x + at);
     if constexpr (kNormInput) apply_norm(xc, p.norm_w + at, acc[kRows]);
+    xc.finish();
     return xc;
   };
   auto converted = [](const XRaw<T>& raw) {
     XChunk<T> xc;
     xc.convert(raw);
+    xc.finish();
     return xc;
   };
   for (; reads && c + (kSteps - 1) * kStride < p.cols; c += kSteps * kStride) {
-    uint4 wv[kSteps][kRows];
+    WChunk<T> wv[kSteps][kRows];
 #pragma unroll
     for (int s = 0; s < kSteps; ++s)
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) wv[s][r] = __ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c + s * kStride));
+      for (int r = 0; r < kRows; ++r) wv[s][r] = load_chunk<T>(p, w + row_off[r] + c + s * kStride);
     XRaw<T> xr[kXFirst ? kSteps : 1];
     if constexpr (kXFirst) {
       static_assert(!kNormInput, "x first: the unfused GEMV");
@@ -122,7 +127,7 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
   for (; reads && c < p.cols; c += kStride) {   // fewer than kSteps chunks left
     const XChunk<T> xc = load_x(c);
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(__ldcs(reinterpret_cast<const uint4*>(w + row_off[r] + c)), xc, acc[r]);
+    for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(load_chunk<T>(p, w + row_off[r] + c), xc, acc[r]);
   }
 #pragma unroll
   for (int r = 0; r < kSums; ++r) acc[r] = warp_sum(acc[r]);
@@ -180,6 +185,7 @@ constexpr int64_t row_kernel_cols = int64_t{kWarps} * kWarpSize * kChunks * XChu
 
 template <typename T, int kWarps, int kChunks, int kMinBlocks = 0>
 __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) row_kernel(Params p) {
+  static_assert(!std::is_same_v<T, Int4>, "the exact-fit kernels take bf16 and int8 weights");
   constexpr int kThreads = kWarps * kWarpSize, kElems = XChunk<T>::kElems;
   __shared__ float partial[kWarps];
   const int64_t row = blockIdx.x;
@@ -217,6 +223,7 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) row_kernel(Par
 // x_stride 0, cols the kernel's span (row_kernel_cols).
 template <typename T, int kWarps, int kChunks, int kMinBlocks = 0>
 __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) gather_pair_kernel(Params p) {
+  static_assert(!std::is_same_v<T, Int4>, "the exact-fit kernels take bf16 and int8 weights");
   constexpr int kThreads = kWarps * kWarpSize, kElems = XChunk<T>::kElems;
   __shared__ float partial[kWarps][2];
   const int64_t row = blockIdx.x;
@@ -268,10 +275,10 @@ __global__ void __launch_bounds__(kScalarWarps * kWarpSize) scalar_kernel(Params
     if (lane == 0) *y = nan_bf16();
     return;
   }
-  const T* w = static_cast<const T*>(p.w) + expert * p.expert_stride + row * p.row_stride;
+  const int64_t w = expert * p.expert_stride + row * p.row_stride;   // the row's element offset
   const __nv_bfloat16* x = p.x + slice * p.x_stride;
   float acc = 0.f;
-  for (int64_t c = lane; c < p.cols; c += kWarpSize) acc = fmaf(to_float(w[c]), __bfloat162float(x[c]), acc);
+  for (int64_t c = lane; c < p.cols; c += kWarpSize) acc = fmaf(weight_value<T>(p, w + c), __bfloat162float(x[c]), acc);
   acc = warp_sum(acc);
   if (lane == 0) *y = finish_row(p, expert, row, acc);
 }

@@ -1,10 +1,11 @@
-// The arithmetic the GEMV's kernels share (gemv_kernels.cuh): the kernels' parameters, x's chunks in
-// fp32, the dot product of a 16-byte chunk of W (bf16, or int8 dequantized on the fly), the reductions
-// and a row's bf16 result. Include only from .cu files.
+// The arithmetic the GEMV's kernels share (gemv_kernels.cuh): the kernels' parameters, the weight
+// types' traits and loads, x's chunks in fp32, the dot product of a 16-byte chunk of W (bf16, or int8 or
+// int4 dequantized on the fly), the reductions and a row's bf16 result. Include only from .cu files.
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/gemv/gemv_args.h"
 
@@ -24,6 +25,7 @@ struct Params {
   int64_t expert_stride, num_experts;
   const __nv_bfloat16* row_scale;
   int64_t row_scale_expert_stride;
+  const __nv_bfloat162* group_qparams = nullptr;   // int4: (scale, zero) per kInt4GroupSize weights
   // Fusions (gemv_args.h; which ones run is the kernel's template): the rms norm prologue's weights,
   // the RoPE epilogue's tables and caches.
   const __nv_bfloat16* norm_w = nullptr;
@@ -32,13 +34,71 @@ struct Params {
 };
 
 
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_float(int8_t v) { return static_cast<float>(v); }
+// The kernels' weight element types: __nv_bfloat16, int8_t, and Int4 for two int4 weights a byte (the
+// kernels address W by weight, and Int4 stands for a weight of half a byte).
+struct Int4 {
+  uint8_t pair;
+};
+template <typename T>
+constexpr int kBits = sizeof(T) * 8;
+template <>
+constexpr int kBits<Int4> = 4;
+template <typename T>
+constexpr WeightType kWeightType = std::is_same_v<T, Int4> ? WeightType::kInt4
+                                   : std::is_same_v<T, int8_t> ? WeightType::kInt8
+                                                               : WeightType::kBf16;
+static_assert(kBits<Int4> == weight_bits(WeightType::kInt4) && kBits<int8_t> == weight_bits(WeightType::kInt8));
 
-// x's elements matching one 16-byte chunk of W as loaded (bf16): one vector for bf16 weights, two for int8.
+// The address of the weight at element offset `e` of W (for Int4, of the byte holding it; e even).
+template <typename T>
+__device__ __forceinline__ const void* weight_address(const Params& p, int64_t e) {
+  return static_cast<const char*>(p.w) + (kBits<T> == 4 ? e >> 1 : e * (kBits<T> / 8));
+}
+
+// One 16-byte chunk of W as loaded, and for int4 its group's (scale, zero): a chunk's 32 weights lie in
+// one group (kInt4GroupSize is a multiple of 32 and rows start at a group).
+template <typename T>
+struct WChunk {
+  uint4 q;
+};
+template <>
+struct WChunk<Int4> {
+  uint4 q;
+  __nv_bfloat162 qparams;
+};
+// The chunk at element offset `e` of W, streamed past L1 (__ldcs); the qparams, shared by four chunks, cached.
+template <typename T>
+__device__ __forceinline__ WChunk<T> load_chunk(const Params& p, int64_t e) {
+  WChunk<T> c;
+  c.q = __ldcs(static_cast<const uint4*>(weight_address<T>(p, e)));
+  if constexpr (std::is_same_v<T, Int4>) c.qparams = __ldg(p.group_qparams + e / kInt4GroupSize);
+  return c;
+}
+
+// The dequantized weight at element offset `e` of W (the scalar kernel's).
+template <typename T>
+__device__ __forceinline__ float weight_value(const Params& p, int64_t e) {
+  if constexpr (std::is_same_v<T, Int4>) {
+    const uint8_t pair = *static_cast<const uint8_t*>(weight_address<T>(p, e));
+    const int q = (e & 1) ? pair & 0xF : pair >> 4;   // the even column in the high nibble
+    const float2 sz = __bfloat1622float2(p.group_qparams[e / kInt4GroupSize]);
+    return static_cast<float>(q - 8) * sz.x + sz.y;
+  } else if constexpr (std::is_same_v<T, int8_t>) {
+    return static_cast<float>(*static_cast<const int8_t*>(weight_address<T>(p, e)));
+  } else {
+    return __bfloat162float(*static_cast<const __nv_bfloat16*>(weight_address<T>(p, e)));
+  }
+}
+
+// Weights in one 16-byte chunk of W: 8 bf16, 16 int8, 32 int4.
+template <typename T>
+constexpr int kChunkElems = kVectorBytes * 8 / kBits<T>;
+
+// x's elements matching one 16-byte chunk of W as loaded (bf16): one vector for bf16 weights, two for
+// int8, four for int4.
 template <typename T>
 struct XRaw {
-  static constexpr int kVectors = kVectorBytes / static_cast<int>(sizeof(T)) / 8;
+  static constexpr int kVectors = kChunkElems<T> / 8;
   uint4 q[kVectors];
   __device__ __forceinline__ void load(const __nv_bfloat16* x) {
 #pragma unroll
@@ -46,12 +106,22 @@ struct XRaw {
   }
 };
 
-// x's elements matching one 16-byte chunk of W, in fp32: 8 for bf16 weights, 16 for int8 (loaded from x,
-// or converted from an XRaw loaded earlier).
+// x's elements matching one 16-byte chunk of W, in fp32: 8 for bf16 weights, 16 for int8, 32 for int4
+// (loaded from x, or converted from an XRaw loaded earlier). For int4, finish() also sums them (the
+// zero's term of the chunk's dot product, computed once for all of a group's rows); a no-op otherwise.
 template <typename T>
 struct XChunk {
-  static constexpr int kElems = kVectorBytes / sizeof(T);
+  static constexpr int kElems = kChunkElems<T>;
   float v[kElems];
+  float sum = 0.f;
+  __device__ __forceinline__ void finish() {
+    if constexpr (std::is_same_v<T, Int4>) {
+      float s[4] = {};
+#pragma unroll
+      for (int i = 0; i < kElems; ++i) s[i % 4] += v[i];
+      sum = (s[0] + s[1]) + (s[2] + s[3]);
+    }
+  }
   __device__ __forceinline__ void load(const __nv_bfloat16* x) {
 #pragma unroll
     for (int q = 0; q < kElems / 8; ++q) set_vector(q, reinterpret_cast<const uint4*>(x)[q]);
@@ -103,6 +173,33 @@ __device__ __forceinline__ float dot_chunk(uint4 wv, const XChunk<int8_t>& x, fl
     a1 = fmaf(w3, x.v[4 * k + 3], a1);
   }
   return acc + (a0 + a1);
+}
+
+// int4: the chunk's weights are (q - 8) * scale + zero, so its dot product is
+// scale * sum((q - 8) x) + zero * sum(x), the second sum XChunk's. A word holds 8 weights, columns 8k..8k+7
+// as bytes (even column high nibble): masking its low and high nibbles gives 4 weights a byte each, which
+// become floats as the int8 path's (2^23 + q, exactly), less 2^23 + 8.
+__device__ __forceinline__ float dot_chunk(const WChunk<Int4>& wc, const XChunk<Int4>& x, float acc) {
+  constexpr float kBias = 8388608.f + 8.f;
+  const uint32_t words[4] = {wc.q.x, wc.q.y, wc.q.z, wc.q.w};
+  float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const uint32_t odd = words[k] & 0x0F0F0F0Fu, even = (words[k] >> 4) & 0x0F0F0F0Fu;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float we = __uint_as_float(__byte_perm(even, 0x4B000000u, 0x7540 + j)) - kBias;
+      const float wo = __uint_as_float(__byte_perm(odd, 0x4B000000u, 0x7540 + j)) - kBias;
+      a0 = fmaf(we, x.v[8 * k + 2 * j], a0);
+      a1 = fmaf(wo, x.v[8 * k + 2 * j + 1], a1);
+    }
+  }
+  const float2 sz = __bfloat1622float2(wc.qparams);
+  return fmaf(sz.x, a0 + a1, fmaf(sz.y, x.sum, acc));
+}
+template <typename T>
+__device__ __forceinline__ float dot_chunk(const WChunk<T>& wc, const XChunk<T>& x, float acc) {
+  return dot_chunk(wc.q, x, acc);
 }
 
 // The expert a slice reads (0 without gathering), or -1 for an index out of range: the slice's rows

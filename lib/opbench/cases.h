@@ -30,7 +30,7 @@ class State;
 
 namespace opbench {
 
-std::string dtype_name(c10::ScalarType type);               // bf16 fp16 fp32 fp64 int8 ...
+std::string dtype_name(c10::ScalarType type);               // bf16 fp16 fp32 fp64 int8 int4 ...
 std::string shape_name(const std::vector<int64_t>& dims);   // {4096, 8192} -> "4096x8192"
 
 // --opbench_inject_slowdown: the gate's self-test makes selected cases slower on purpose. Each such

@@ -1,0 +1,185 @@
+// opbench's own GEMV with int4 weights (gemv_args.h: gpt-fast's groups of 128, (q - 8) * scale + zero)
+// on the GPU against the float64 product with the dequantized weights (int4_weights.h), under each set of
+// launch rules: the vector path on aligned shapes (odd row counts, the decode models' row lengths), the
+// scalar path (misaligned x), strided rows, gathers (an index out of range giving NaN rows), the decode
+// step's fusions (rms norm prologue with the SwiGLU epilogue, add-to-y, RoPE-and-cache), the refusal of
+// layouts int4 cannot take, and PyTorch's own int4 path (_weight_int4pack_mm, the aten backends') on the
+// same weights. Skips without a CUDA device.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/gemv/gemv_reference.h"
+#include "kernels/gemv/int4_weights.h"
+#include "kernels/row_norm/row_norm_reference.h"
+#include "opbench/check.h"
+#include "opbench/device.h"
+#include "opbench/reference.h"
+
+#ifdef OPBENCH_HAVE_CUDA
+#include <c10/cuda/CUDAStream.h>
+
+#include "kernels/common/launch_rules.h"
+#include "kernels/gemv/gemv.h"
+
+namespace opbench {
+namespace {
+
+using kernels::Int4Weights;
+
+class GemvInt4 : public ::testing::TestWithParam<kernels::LaunchRules> {
+ protected:
+  void SetUp() override {
+    if (!current_device().is_gpu) GTEST_SKIP() << "no CUDA device";
+    at::manual_seed(2);
+    rules_.emplace(GetParam());
+  }
+  std::optional<kernels::ScopedLaunchRules> rules_;
+  static at::TensorOptions cuda(c10::ScalarType t) { return at::TensorOptions().device(at::kCUDA).dtype(t); }
+  static Int4Weights weights(std::vector<int64_t> shape) { return kernels::random_int4(shape, 0.02, at::kCUDA); }
+  static at::Tensor bf16_x(int64_t n) { return at::randn({n}, cuda(c10::kBFloat16)); }
+  static cudaStream_t stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
+  // The launch of y = W @ x on w's packed bytes as laid out (its last two dimensions a matrix).
+  static kernels::GemvArgs args_for(const Int4Weights& w, const at::Tensor& x, const at::Tensor& y) {
+    kernels::GemvArgs a;
+    a.w = w.packed.data_ptr();
+    a.w_type = kernels::WeightType::kInt4;
+    a.group_qparams = w.qparams.data_ptr();
+    a.rows = w.rows();
+    a.cols = w.cols();
+    a.row_stride = a.cols;
+    a.x = x.data_ptr();
+    a.y = y.data_ptr();
+    return a;
+  }
+  static void check(const Int4Weights& w, const at::Tensor& x, bool expect_vectorized) {
+    at::Tensor y = at::empty({w.rows()}, cuda(c10::kBFloat16));
+    kernels::GemvArgs a = args_for(w, x, y);
+    EXPECT_EQ(kernels::gemv_vectorizable(a), expect_vectorized);
+    kernels::launch_gemv(a, stream());
+    at::Tensor wd = kernels::dequantize_int4(w, at::kDouble);
+    expect_close(y, kernels::gemv_reference(wd, x), kernels::gemv_tolerance(wd, x), "own int4 gemv");
+  }
+};
+
+double rel_rms(const at::Tensor& got, const at::Tensor& want) {
+  at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
+  return ((g - w).square().mean().sqrt() / w.square().mean().sqrt()).item<double>();
+}
+
+TEST_P(GemvInt4, MatchesFloat64OnAlignedShapes) {
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {256, 256}, {37, 1024}, {8193, 256}, {4096, 4096}, {64, 11008}, {19, 16384}}) {
+    SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols));
+    check(weights({rows, cols}), bf16_x(cols), true);
+  }
+}
+
+TEST_P(GemvInt4, FallsBackToTheScalarLoopOnAMisalignedX) {
+  check(weights({64, 1024}), bf16_x(1025).slice(0, 1), false);
+}
+
+// Rows of a wider matrix: row_stride > cols, the qparams of a row at (row * row_stride + col) / 128.
+TEST_P(GemvInt4, ReadsStridedRowsAndTheirGroups) {
+  Int4Weights wide = weights({48, 1024});
+  at::Tensor x = bf16_x(512), y = at::empty({48}, cuda(c10::kBFloat16));
+  kernels::GemvArgs a = args_for(wide, x, y);
+  a.cols = 512;
+  a.row_stride = 1024;
+  kernels::launch_gemv(a, stream());
+  at::Tensor wd = kernels::dequantize_int4(wide, at::kDouble).slice(1, 0, 512);
+  expect_close(y, kernels::gemv_reference(wd, x), kernels::gemv_tolerance(wd, x), "strided int4 rows");
+}
+
+TEST_P(GemvInt4, GathersExpertsAndGivesNaNForAnIndexOutOfRange) {
+  const int64_t experts = 8, d = 1024;
+  Int4Weights w = weights({experts, d, d});
+  at::Tensor x = bf16_x(d), out = at::empty({2, d}, cuda(c10::kBFloat16));
+  at::Tensor idx = at::tensor(std::vector<int64_t>{experts - 1, 0}, cuda(c10::kLong));
+  kernels::GemvArgs a = args_for(w, x, out);
+  a.expert_idx = idx.data_ptr<int64_t>();
+  a.num_selected = 2;
+  a.expert_stride = d * d;
+  a.num_experts = experts;
+  kernels::launch_gemv(a, stream());
+  at::Tensor selected = kernels::dequantize_int4(w, at::kDouble).index_select(0, idx);
+  expect_close(out, kernels::gemv_reference(selected, x), kernels::gemv_tolerance(selected, x), "int4 gather");
+  idx.fill_(experts);
+  kernels::launch_gemv(a, stream());
+  EXPECT_TRUE(out.isnan().all().item<bool>());
+}
+
+TEST_P(GemvInt4, NormPrologueWithSwigluEpilogue) {
+  const int64_t n = 1376, cols = 4096;   // a slice of Llama-2-7B's w13: 2n rows
+  Int4Weights w = weights({2 * n, cols});
+  at::Tensor h = bf16_x(cols) * 3, g = bf16_x(cols), y = at::empty({n}, cuda(c10::kBFloat16));
+  kernels::GemvArgs a = args_for(w, h, y);
+  a.fusion.norm_w = g.data_ptr();
+  a.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
+  a.programmatic = true;
+  kernels::launch_gemv(a, stream());
+  at::Tensor ab = kernels::gemv_reference(kernels::dequantize_int4(w, at::kDouble), kernels::rms_norm_reference(h, g, 1e-5));
+  at::Tensor p = ab.narrow(0, 0, n), q = ab.narrow(0, n, n);
+  EXPECT_LT(rel_rms(y, p * at::sigmoid(p) * q), 0.02);
+}
+
+TEST_P(GemvInt4, AddToYEpilogue) {
+  Int4Weights w = weights({4096, 11008});
+  at::Tensor x = bf16_x(11008), before = bf16_x(4096), y = before.clone();
+  kernels::GemvArgs a = args_for(w, x, y);
+  a.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
+  kernels::launch_gemv(a, stream());
+  at::Tensor delta = kernels::gemv_reference(kernels::dequantize_int4(w, at::kDouble), x);
+  EXPECT_LT(rel_rms(y.to(at::kDouble) - before.to(at::kDouble), delta), 0.05);
+}
+
+TEST_P(GemvInt4, RopeCacheEpilogueStoresVAtThePosition) {
+  const int64_t hd = 128, heads = 2, max_len = 4, pos = 3, cols = 1024, q_rows = heads * hd;
+  Int4Weights w = weights({3 * q_rows, cols});
+  at::Tensor x = bf16_x(cols), q = at::empty({q_rows}, cuda(c10::kBFloat16));
+  at::Tensor cos = at::ones({max_len, hd / 2}, cuda(c10::kFloat)), sin = at::zeros_like(cos);   // no rotation
+  at::Tensor where = at::tensor(std::vector<int64_t>{pos}, cuda(c10::kLong));
+  at::Tensor k_cache = at::zeros({heads, max_len, hd}, cuda(c10::kBFloat16)), v_cache = at::zeros_like(k_cache);
+  kernels::GemvArgs a = args_for(w, x, q);
+  a.fusion.epilogue = kernels::GemvEpilogue::kRopeCache;
+  a.fusion.rope = {where.data_ptr<int64_t>(), cos.data_ptr<float>(), sin.data_ptr<float>(), k_cache.data_ptr(),
+                   v_cache.data_ptr(), q_rows, q_rows, hd, max_len};
+  kernels::launch_gemv(a, stream());
+  at::Tensor qkv = kernels::gemv_reference(kernels::dequantize_int4(w, at::kDouble), x);
+  EXPECT_LT(rel_rms(q, qkv.narrow(0, 0, q_rows)), 0.02);
+  EXPECT_LT(rel_rms(k_cache.select(1, pos).flatten(), qkv.narrow(0, q_rows, q_rows)), 0.02);
+  EXPECT_LT(rel_rms(v_cache.select(1, pos).flatten(), qkv.narrow(0, 2 * q_rows, q_rows)), 0.02);
+}
+
+TEST_P(GemvInt4, RefusesLayoutsInt4CannotTake) {
+  Int4Weights w = weights({64, 256});
+  at::Tensor x = bf16_x(256), y = at::empty({64}, cuda(c10::kBFloat16));
+  kernels::GemvArgs a = args_for(w, x, y);
+  a.group_qparams = nullptr;
+  EXPECT_THROW(kernels::launch_gemv(a, stream()), Error);
+  a = args_for(w, x, y);
+  a.cols = 192;   // not whole groups
+  EXPECT_THROW(kernels::launch_gemv(a, stream()), Error);
+  a = args_for(w, x, y);
+  a.row_scale = x.data_ptr();
+  EXPECT_THROW(kernels::launch_gemv(a, stream()), Error);
+}
+
+// PyTorch's int4 path on the same weights (the aten backends' and the ATen decode step's).
+TEST_P(GemvInt4, AtenInt4PackMmMatchesFloat64) {
+  Int4Weights w = weights({4096, 4096});
+  at::Tensor x = at::randn({1, 4096}, cuda(c10::kBFloat16));
+  at::Tensor y = kernels::aten_int4_mm(x, kernels::aten_int4_layout(w));
+  at::Tensor wd = kernels::dequantize_int4(w, at::kDouble);
+  expect_close(y[0], kernels::gemv_reference(wd, x[0]), kernels::gemv_tolerance(wd, x[0]), "aten int4 on the gpu");
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, GemvInt4, ::testing::Values(kernels::LaunchRules::kH100, kernels::LaunchRules::kH200),
+                         [](const auto& info) { return std::string(kernels::launch_rules_name(info.param)); });
+
+}  // namespace
+}  // namespace opbench
+#endif  // OPBENCH_HAVE_CUDA

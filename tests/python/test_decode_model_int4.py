@@ -1,0 +1,54 @@
+"""benchmarks/decode/model.py's int4 weight-only linears (gpt-fast's WeightOnlyInt4Linear, which
+gpu_checks/decode_models_pytorch.py times on the GPU) on the CPU: the nibble order of pack_int4, the
+product of the CPU int4 path against float64 with the dequantized weights, and the byte count beside the
+C++ model's (model.h)."""
+import importlib.util
+import math
+import pathlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def model_py():
+    spec = importlib.util.spec_from_file_location("opbench_decode_model", ROOT / "benchmarks" / "decode" / "model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pack_int4_puts_the_even_column_in_the_high_nibble():
+    m = model_py()
+    packed = m.pack_int4(torch.tensor([[1, 2, 15, 0]]))
+    assert packed.dtype == torch.uint8
+    assert packed.tolist() == [[0x12, 0xF0]]
+
+
+def test_int4_linear_matches_float64_with_the_dequantized_weights():
+    m = model_py()
+    torch.manual_seed(0)
+    q = torch.randint(0, 16, (64, 256), dtype=torch.int32)
+    s = torch.rand(64, 2) + 0.5
+    z = torch.randn(64, 2) * 0.5
+    sz = torch.stack([s, z], -1).to(torch.bfloat16)
+    lin = m.Linear((64, 256), False, "cpu", int4=True)
+    lin.w = torch.ops.aten._convert_weight_to_int4pack_for_cpu(q, m.INNER_K_TILES)
+    lin.scales_and_zeros = sz.transpose(0, 1).contiguous()
+    x = torch.randn(1, 256).to(torch.bfloat16)
+    sd, zd = (sz[..., i].double().repeat_interleave(m.GROUP, -1) for i in (0, 1))
+    want = x.double() @ ((q.double() - 8) * sd + zd).t()
+    got = lin(x).double()
+    assert got.shape == (1, 64)
+    assert ((got - want).abs() <= 0.02 * want.abs() + 0.02 * math.sqrt(256) * want.std()).all()
+
+
+def test_int4_bytes_per_token_count_half_a_byte_and_the_groups_qparams():
+    m = model_py()
+    c = m.CONFIGS["7b"]
+    int4 = m.streamed_bytes_per_token(c, False, True)
+    bf16 = m.streamed_bytes_per_token(c, False)
+    norms = (2 * c["n_layers"] + 1) * c["dim"] * 2.0
+    assert int4 - norms == pytest.approx((bf16 - norms) / 2 * (0.5 + 4 / 128), rel=1e-12)
