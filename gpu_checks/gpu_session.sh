@@ -141,8 +141,9 @@ step_inductor_warm() {  # a second build over a warm cache builds nothing; the s
   wall $bench --benchmark_filter="${SEED_INDUCTOR}inductor\$" >"$out/inductor_warm.txt" 2>&1
 }
 step_inductor_ab() {  # two package builds that differ in one setting: compare and gate see where it matters
-  local filter='^(Gemv|GatherGemv)/[^/]+/[^/]+/inductor$' side
+  local filter=${AB_FILTER:-'^(Gemv|GatherGemv)/[^/]+/[^/]+/inductor$'} side
   python3 -c 'import json,sys; s=json.load(open("inductor/settings.json")); s["coordinate_descent_tuning"]=False; json.dump(s, open(sys.argv[1], "w"), indent=1)' "$out/settings_no_cd.json"
+  build_packages "$filter" >"$out/inductor_ab_build_cd.txt" 2>&1
   build_packages "$filter" "--opbench_inductor_settings=$out/settings_no_cd.json" >"$out/inductor_ab_build.txt" 2>&1
   for side in cd no_cd; do
     local flag=""
@@ -157,10 +158,11 @@ step_inductor_ab() {  # two package builds that differ in one setting: compare a
   tail -22 "$out/inductor_ab.txt" >&2
 }
 step_inductor_models() {  # the decode models: packages, bench_ops graph and inductor, compiled Python
-  local models='^(Llama2|Mixtral)/[^/]+/[^/]+/'
+  local models='^(Llama2/(bf16|int8)|Mixtral/[^/]+)/[^/]+/'
+  MODELS_PY_ARGS=${MODELS_PY_ARGS:-"--model llama2_7b_bf16 --model llama2_7b_int8 --model mixtral_8x7b_int8 --backend compile"}
   build_packages "${models}inductor\$" >"$out/models_build.txt" 2>&1
   tail -4 "$out/models_build.txt" >&2
-  MODELS_FILTER="^(Ceiling/.*/read(_cuda)?|(Llama2|Mixtral)/.*/(graph|inductor))(/|\$)" step_models
+  MODELS_FILTER="^(Ceiling/.*/read(_cuda)?|(Llama2/(bf16|int8)|Mixtral)/.*/(graph|inductor))(/|\$)" step_models
   step_models_py
 }
 step_ab_builds() {  # issue 35: OLD_BENCH against NEW_BENCH (two builds), interleaved processes, same GPU

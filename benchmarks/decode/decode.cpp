@@ -123,7 +123,7 @@ void run_decode(CaseContext& ctx) {
   const auto start = std::chrono::steady_clock::now();
   const CaseInfo& info = ctx.info();
   const ModelConfig cfg = config_of(info.dims);
-  const decode::WeightQuant int8 = decode::quant_of_dtype(info.scalar_type);   // the weights' quantization
+  const decode::WeightQuant quant = decode::quant_of_dtype(info.scalar_type);
   const bool on_gpu = ctx.device().is_cuda();
   const c10::ScalarType act = c10::kBFloat16;
   const std::string& backend = info.backend;
@@ -135,15 +135,15 @@ void run_decode(CaseContext& ctx) {
   const bool graph = on_gpu && backend != "eager";   // inductor: replayed in a graph, as reduce-overhead does
   std::shared_ptr<inductor::Package> package;
   if (compiled) package = inductor::Package::open(ctx);   // before the weights: a missing one costs nothing
-  const double streamed = decode::streamed_bytes_per_token(cfg, int8, act);
+  const double streamed = decode::streamed_bytes_per_token(cfg, quant, act);
   std::fprintf(stderr, "  %s: %.3f GB streamed per token (weights, scales, norms, output head; embedding table "
                "excluded); gpt-fast's count with the KV cache: %.3f GB; in memory: %.2f GB\n",
-               info.name().c_str(), streamed / 1e9, decode::gpt_fast_model_bytes(cfg, int8, act) / 1e9,
-               decode::resident_bytes(cfg, int8, act) / 1e9);
-  if (on_gpu) decode::require_device_memory(decode::resident_bytes(cfg, int8, act) + 2e9);
+               info.name().c_str(), streamed / 1e9, decode::gpt_fast_model_bytes(cfg, quant, act) / 1e9,
+               decode::resident_bytes(cfg, quant, act) / 1e9);
+  if (on_gpu) decode::require_device_memory(decode::resident_bytes(cfg, quant, act) + 2e9);
 
   at::manual_seed(0);
-  Model model = decode::make_model(cfg, act, int8, ctx.device());
+  Model model = decode::make_model(cfg, act, quant, ctx.device());
   const std::vector<int64_t> prompt = decode::prompt_of(cfg);
   std::unordered_map<std::string, at::Tensor> constants;
   decode::StepForward compiled_step;
