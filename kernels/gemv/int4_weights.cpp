@@ -65,7 +65,9 @@ Int4Weights random_int4(const std::vector<int64_t>& shape, double scale, c10::De
   const at::Tensor s = (at::rand(groups, on.dtype(c10::kFloat)) + 0.5) * scale;
   const at::Tensor z = at::randn(groups, on.dtype(c10::kFloat)) * (0.5 * scale);
   Int4Weights out;
-  out.packed = pack_int4(at::randint(0, 16, shape, on.dtype(c10::kInt)));
+  std::vector<int64_t> packed = shape;   // a uniform byte: two independent uniform nibbles, made in place
+  packed.back() /= 2;
+  out.packed = at::randint(0, 256, packed, on.dtype(c10::kByte));
   out.qparams = at::stack({s, z}, -1).to(c10::kBFloat16);
   return out;
 }
