@@ -1,13 +1,15 @@
 // The GEMV's tuner entry (kernels/tune/tune.h): on the seed's shapes and the decode models' (Llama-2-7B,
-// Mixtral-8x7B), bf16 and int8 weights, every vector_kernel configuration below, the exact-fit row and
-// paired-gather kernels whose span is the case's width, then the library's launch (launch_gemv, its
-// configuration in the name), each checked against gemv_reference first.
+// Mixtral-8x7B), bf16, int8 and int4 weights, every vector_kernel configuration below (int4 also its own
+// list), the exact-fit row and paired-gather kernels whose span is the case's width (bf16 and int8), then
+// the library's launch (launch_gemv, its configuration in the name), each checked against gemv_reference
+// first (for int4, of the dequantized weights in float64).
 #include <ATen/ATen.h>
 #include <cuda_bf16.h>
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "kernels/gemv/gemv_configs.h"
 #include "kernels/gemv/gemv_kernels.cuh"
 #include "kernels/gemv/gemv_reference.h"
+#include "kernels/gemv/int4_weights.h"
 #include "kernels/tune/tune.h"
 #include "opbench/reference.h"
 
@@ -37,6 +40,16 @@ constexpr GemvConfig kVectorConfigs[] = {
     vector_config(8, 8, 1, 2, 8),   vector_config(8, 8, 1, 4, 4),   vector_config(4, 4, 1, 4, 8),
     vector_config(4, 4, 1, 2, 16),  vector_config(16, 16, 1, 2, 4), vector_config(16, 16, 1, 1, 4),
     vector_config(2, 2, 2, 2, 16),  vector_config(32, 32, 1, 1, 2)};
+// int4's own (a 16-byte load holds 32 weights and needs 64 bytes of x, so more rows a group share each x
+// chunk's conversion and sums), timed besides kVectorConfigs on the int4 cases only.
+constexpr GemvConfig kInt4VectorConfigs[] = {
+    vector_config(8, 2, 4, 1),     vector_config(8, 2, 4, 2),     vector_config(8, 4, 4, 1),
+    vector_config(8, 4, 4, 2),     vector_config(8, 1, 4, 2),     vector_config(4, 1, 4, 2),
+    vector_config(4, 2, 4, 2),     vector_config(8, 1, 8, 1),     vector_config(8, 2, 8, 1),
+    vector_config(4, 4, 4, 1),     vector_config(16, 4, 4, 1),    vector_config(8, 1, 2, 4),
+    vector_config(8, 2, 2, 4),     vector_config(4, 1, 2, 4),     vector_config(8, 4, 2, 4),
+    vector_config(8, 8, 2, 2),     vector_config(8, 2, 4, 2, 2),  vector_config(8, 4, 4, 1, 4),
+    vector_config(4, 1, 4, 2, 4),  vector_config(8, 2, 2, 4, 2),  vector_config(8, 1, 8, 1, 2)};
 // The exact-fit kernels: row_kernel (a plain GEMV) and gather_pair_kernel (a gather of two slices that
 // share x), each run where its span is the case's width.
 constexpr GemvConfig kRowConfigs[] = {
@@ -55,10 +68,10 @@ constexpr GemvConfig kPairConfigs[] = {
 using Launch = void (*)(const Params&, unsigned selected, cudaStream_t);
 
 // As launch_gemv: without a gather, bf16 (and the bounded configurations) run the kernel without the
-// expert's code.
-template <typename T, int I>
+// expert's code. kConfigs[I]: the configuration (kVectorConfigs or kInt4VectorConfigs).
+template <typename T, const auto& kConfigs, int I>
 void launch_vector(const Params& p, unsigned selected, cudaStream_t s) {
-  constexpr GemvConfig c = kVectorConfigs[I];
+  constexpr GemvConfig c = kConfigs[I];
   constexpr bool kBounded = c.min_blocks > 0;
   constexpr auto kStore = GemvEpilogue::kStore;
   const dim3 grid(gemv::vector_blocks<c.warps, c.group, c.rows>(p.rows), selected), block(c.warps * kWarpSize);
@@ -81,9 +94,9 @@ void launch_pair(const Params& p, unsigned, cudaStream_t s) {
       <<<static_cast<unsigned>(p.rows), c.warps * kWarpSize, 0, s>>>(p);
 }
 // Every configuration of each list, compiled for weights of type T.
-template <typename T, int... I>
+template <typename T, const auto& kConfigs, int... I>
 std::array<Launch, sizeof...(I)> vector_launches(std::integer_sequence<int, I...>) {
-  return {&launch_vector<T, I>...};
+  return {&launch_vector<T, kConfigs, I>...};
 }
 template <typename T, int... I>
 std::array<Launch, sizeof...(I)> row_launches(std::integer_sequence<int, I...>) {
@@ -115,9 +128,11 @@ const GemvCase kCases[] = {
     {"mixtral.wqkv/6144x4096", 6144, 4096, 1, 0, true}, {"mixtral.w13/2of8x28672x4096", 28672, 4096, 2, 8, true},
     {"mixtral.w2/2of8x4096x14336", 4096, 14336, 2, 8, false}};
 
-// The case's weights (int8 uniform in [-127, 127], bf16 randn), x, indices [3, experts - 1] and output.
+// The case's weights (int8 uniform in [-127, 127], bf16 randn, int4 random_int4 as the int4 bench cases
+// make them), x, indices [3, experts - 1] and output.
 struct Inputs {
   at::Tensor w, x, idx, y;
+  Int4Weights w4;   // int4 only: w is w4.packed
   Params params;
   GemvArgs args;   // the library's launch of the same GEMV
 };
@@ -125,14 +140,20 @@ Inputs inputs_for(const GemvCase& gc, WeightType w_type) {
   auto cuda = at::TensorOptions().device(at::kCUDA);
   const int64_t experts = gc.experts ? gc.experts : 1, x_rows = gc.shared_x ? 1 : gc.selected;
   Inputs in;
-  in.w = w_type == WeightType::kInt8 ? at::randint(-127, 128, {experts, gc.rows, gc.cols}, cuda.dtype(at::kChar))
-                                     : at::randn({experts, gc.rows, gc.cols}, cuda.dtype(at::kBFloat16));
+  if (w_type == WeightType::kInt4) {
+    in.w4 = random_int4({experts, gc.rows, gc.cols}, 0.02, at::kCUDA);
+    in.w = in.w4.packed;
+  } else {
+    in.w = w_type == WeightType::kInt8 ? at::randint(-127, 128, {experts, gc.rows, gc.cols}, cuda.dtype(at::kChar))
+                                       : at::randn({experts, gc.rows, gc.cols}, cuda.dtype(at::kBFloat16));
+  }
   in.x = at::randn({x_rows, gc.cols}, cuda.dtype(at::kBFloat16));
   in.idx = at::tensor(std::vector<int64_t>{3, experts - 1}, cuda.dtype(at::kLong)).narrow(0, 0, gc.selected);
   in.y = at::empty({gc.selected, gc.rows}, cuda.dtype(at::kBFloat16));
   GemvArgs& a = in.args;
   a.w = in.w.data_ptr();
   a.w_type = w_type;
+  if (w_type == WeightType::kInt4) a.group_qparams = in.w4.qparams.data_ptr();
   a.rows = gc.rows;
   a.cols = a.row_stride = gc.cols;
   a.x = in.x.data_ptr();
@@ -147,18 +168,40 @@ Inputs inputs_for(const GemvCase& gc, WeightType w_type) {
   in.params = Params{a.w,          a.rows,           a.cols,
                      a.row_stride, static_cast<const bf16*>(a.x), a.x_stride,
                      static_cast<bf16*>(a.y), a.expert_idx, a.expert_stride,
-                     a.num_experts, nullptr,       0};
+                     a.num_experts, nullptr,       0,
+                     static_cast<const __nv_bfloat162*>(a.group_qparams)};
   return in;
+}
+
+// The weights the case's slices read, as the reference takes them: [rows, cols] or [slices, rows, cols];
+// int4 dequantized in float64 (selected first: a float64 copy of every expert would not fit).
+at::Tensor reference_weights(const Inputs& in, const GemvCase& gc, WeightType w_type) {
+  if (w_type != WeightType::kInt4) return gc.experts ? in.w.index_select(0, in.idx) : in.w[0];
+  const Int4Weights w4 = gc.experts ? Int4Weights{in.w4.packed.index_select(0, in.idx), in.w4.qparams.index_select(0, in.idx)}
+                                    : Int4Weights{in.w4.packed[0], in.w4.qparams[0]};
+  return dequantize_int4(w4, at::kDouble);
+}
+
+const char* dtype_name(WeightType w_type) {
+  return w_type == WeightType::kInt4 ? "int4" : w_type == WeightType::kInt8 ? "int8" : "bf16";
 }
 
 template <typename T>
 void tune_case(tune::Tuner& tuner, const GemvCase& gc, WeightType w_type) {
+  constexpr bool kInt4 = std::is_same_v<T, gemv::Int4>;
   Inputs in = inputs_for(gc, w_type);
-  const at::Tensor w = gc.experts ? in.w.index_select(0, in.idx) : in.w[0], x = gc.shared_x ? in.x[0] : in.x;
-  const at::Tensor expected = gemv_reference(w, x).reshape(in.y.sizes()).cpu();
-  const Tolerance tol = gemv_tolerance(w, x);
-  const tune::Case c{"gemv", w_type == WeightType::kInt8 ? "int8" : "bf16", gc.name,
-                     static_cast<double>(w.numel()) * static_cast<double>(sizeof(T))};
+  const at::Tensor x = gc.shared_x ? in.x[0] : in.x;
+  at::Tensor expected;
+  Tolerance tol{};
+  {   // the float64 weights freed before the timing
+    const at::Tensor w = reference_weights(in, gc, w_type);
+    expected = gemv_reference(w, x).reshape(in.y.sizes()).cpu();
+    tol = gemv_tolerance(w, x);
+  }
+  const double slices = static_cast<double>(gc.selected);
+  const double bytes = kInt4 ? int4_weight_bytes(gc.rows, gc.cols) * slices
+                             : static_cast<double>(gc.rows * gc.cols) * slices * static_cast<double>(sizeof(T));
+  const tune::Case c{"gemv", dtype_name(w_type), gc.name, bytes};
   auto reset = [&] { in.y.fill_(NAN); };
   auto check = [&] { expect_close(in.y, expected, tol, gc.name); };
   const unsigned selected = static_cast<unsigned>(gc.selected);
@@ -169,10 +212,14 @@ void tune_case(tune::Tuner& tuner, const GemvCase& gc, WeightType w_type) {
                 check);
     }
   };
-  run_list(kVectorConfigs, vector_launches<T>(indices(kVectorConfigs)), false);
-  if (gc.experts == 0) run_list(kRowConfigs, row_launches<T>(indices(kRowConfigs)), true);
-  if (gc.experts != 0 && gc.selected == 2 && gc.shared_x)
-    run_list(kPairConfigs, pair_launches<T>(indices(kPairConfigs)), true);
+  run_list(kVectorConfigs, vector_launches<T, kVectorConfigs>(indices(kVectorConfigs)), false);
+  if constexpr (kInt4) {
+    run_list(kInt4VectorConfigs, vector_launches<T, kInt4VectorConfigs>(indices(kInt4VectorConfigs)), false);
+  } else {   // the exact-fit kernels take bf16 and int8 only
+    if (gc.experts == 0) run_list(kRowConfigs, row_launches<T>(indices(kRowConfigs)), true);
+    if (gc.experts != 0 && gc.selected == 2 && gc.shared_x)
+      run_list(kPairConfigs, pair_launches<T>(indices(kPairConfigs)), true);
+  }
   const std::string picks = gemv_config_name(gemv_config(current_launch_rules(), in.args, false));
   tuner.run(c, "launch(" + picks + ")", reset, [&](cudaStream_t s) { launch_gemv(in.args, s); }, check);
 }
@@ -182,10 +229,12 @@ void tune_case(tune::Tuner& tuner, const GemvCase& gc, WeightType w_type) {
 
 OPBENCH_TUNE_ENTRY(gemv) {
   using namespace opbench::kernels;
-  for (WeightType w_type : {WeightType::kBf16, WeightType::kInt8})
+  for (WeightType w_type : {WeightType::kBf16, WeightType::kInt8, WeightType::kInt4})
     for (const GemvCase& gc : kCases) {
       if (tuner.options().only_cols > 0 && gc.cols != tuner.options().only_cols) continue;
-      if (w_type == WeightType::kInt8)
+      if (w_type == WeightType::kInt4)
+        tune_case<gemv::Int4>(tuner, gc, w_type);
+      else if (w_type == WeightType::kInt8)
         tune_case<int8_t>(tuner, gc, w_type);
       else
         tune_case<bf16>(tuner, gc, w_type);
