@@ -198,8 +198,8 @@ opbench flags:
                               iterations with the profiler to DIR/<case>.trace.json and report
                               gpu_util and mm_util (busy / wall time of the same N iterations
                               run without the profiler), and where the time goes by kernel kind
-                              (counters time_<kind>_%, DIR/<case>.breakdown.csv); analyze any trace
-                              with opbench-trace
+                              (counters time_<kind>_%, GB/s_<kind> where the case counts the kind's
+                              bytes, DIR/<case>.breakdown.csv); analyze any trace with opbench-trace
 
 The inductor backend (docs/inductor.md): what torch.compile makes of each family's Python module, as an
 AOTInductor package built ahead of the run (7-80 s a package on a GPU) and loaded here:

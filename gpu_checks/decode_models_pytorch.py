@@ -70,6 +70,20 @@ def sync(device):
         torch.cuda.synchronize()
 
 
+def use_gpt_fast_inductor_settings():
+    """gpt-fast's generate.py settings; coordinate descent tuning also makes inductor decompose a
+    matrix-vector mm into a reduction it fuses with the int8 dequantize (without it, an int8 linear is a
+    cast kernel plus cuBLAS, half the speed). And the package's kernel sources, so that the package build's
+    coordinate-descent choices come from inductor's cache: both time the same kernels
+    (torch_compile_timings.py says why)."""
+    import torch._inductor.config as inductor_config
+    inductor_config.coordinate_descent_tuning = True
+    inductor_config.triton.unique_kernel_names = True
+    inductor_config.fx_graph_cache = True
+    for setting, value in package_kernel_sources().items():
+        setattr(inductor_config.triton, setting.split(".")[1], value)
+
+
 def run(name, c, int8, backend, device, runs):
     start = time.perf_counter()
     torch.manual_seed(0)
@@ -77,17 +91,7 @@ def run(name, c, int8, backend, device, runs):
     prompt = torch.tensor([(7 + 31 * i) % c["vocab"] for i in range(PROMPT_LEN)], device=device)
     step = decode_one_token
     if backend == "compile":
-        # gpt-fast's generate.py settings; coordinate descent tuning also makes inductor decompose a
-        # matrix-vector mm into a reduction it fuses with the int8 dequantize (without it, an int8 linear
-        # is a cast kernel plus cuBLAS, half the speed)
-        import torch._inductor.config as inductor_config
-        inductor_config.coordinate_descent_tuning = True
-        inductor_config.triton.unique_kernel_names = True
-        inductor_config.fx_graph_cache = True
-        # the package's kernel sources, so the package build's coordinate-descent choices from inductor's
-        # cache: both time the same kernels (torch_compile_timings.py says why)
-        for name, value in package_kernel_sources().items():
-            setattr(inductor_config.triton, name.split(".")[1], value)
+        use_gpt_fast_inductor_settings()
         step = torch.compile(decode_one_token, mode="reduce-overhead", fullgraph=True)
     sync(device)
     first = time.perf_counter()

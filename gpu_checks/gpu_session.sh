@@ -15,7 +15,8 @@
 #                                    ab_builds (OLD_BENCH against NEW_BENCH, interleaved processes),
 #                                    tp_decode (tensor-parallel decode on TP_SIZES GPUs under torchrun, the
 #                                    one-GPU graph cases beside; table in tp_decode.md), tp_symmetric_ab
-#                                    (the TP step's all-reduces without and with an NCCL symmetric window)
+#                                    (the TP step's all-reduces without and with an NCCL symmetric window),
+#                                    drift (4 cases on GPU 0: run in every call, compare across machines)
 #                                    (default: all, in that order)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -286,6 +287,13 @@ for path in sorted(glob.glob(sys.argv[1] + "/tp_symmetric[01]_n*.json")):
             print(f"| {b['name']} | {'yes' if 'symmetric1' in path else 'no'} | {b['items/s']:.1f} | "
                   f"{b['allreduce_ms/token']:.3f} | {b['allreduce_%token']:.1f} |")
 PY
+}
+step_drift() {  # issue 39: the same 4 cases on GPU 0, 3 processes' worth of repetitions, in every device call
+  # (drift_<time>.json): their medians from calls on different machines of one kind give the drift
+  CUDA_VISIBLE_DEVICES=0 wall $bench \
+    --benchmark_filter='^(LayerNorm/bf16/4096x(8192|16384)|Gemv/bf16/16384|GatherGemv/bf16/8192)/cuda$' \
+    --benchmark_repetitions=3 --benchmark_out="$out/drift_$(date -u +%H%M%S).json" --benchmark_out_format=json \
+    >"$out/drift.txt" 2>&1
 }
 step_replay() {
   wall $bench --oplog "${OPLOG:-../shared/data/oplogs/BertForMaskedLM_training.txt}" --output "$out/replay_bert.csv" \

@@ -52,3 +52,28 @@ def test_int4_bytes_per_token_count_half_a_byte_and_the_groups_qparams():
     bf16 = m.streamed_bytes_per_token(c, False)
     norms = (2 * c["n_layers"] + 1) * c["dim"] * 2.0
     assert int4 - norms == pytest.approx((bf16 - norms) / 2 * (0.5 + 4 / 128), rel=1e-12)
+
+
+def test_a_compiled_row_is_labelled_with_its_model(monkeypatch):
+    """decode_models_pytorch.run() names its row after the model it timed, whatever the inductor settings it
+    sets on the way (a loop over them once relabelled every compiled row with the last setting's name, so
+    --compare found no Python row). torch.compile is stood in by the step itself: only the labelling counts."""
+    import sys
+    sys.path.insert(0, str(ROOT / "gpu_checks"))
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from load_gpu_check import load_gpu_check
+    script = load_gpu_check("decode_models_pytorch")
+    import torch._inductor.config as inductor_config
+    for name in ("coordinate_descent_tuning", "fx_graph_cache"):
+        monkeypatch.setattr(inductor_config, name, getattr(inductor_config, name))
+    for name in ("unique_kernel_names", "store_cubin"):
+        monkeypatch.setattr(inductor_config.triton, name, getattr(inductor_config.triton, name))
+    monkeypatch.setattr(script, "package_kernel_sources", lambda: {"triton.store_cubin": True})
+    monkeypatch.setattr(script, "tuning_results", lambda: {})
+    monkeypatch.setattr(script, "tuned_since", lambda before: 0)
+    monkeypatch.setattr(script.torch, "compile", lambda fn, **kwargs: fn)
+    c = dict(script.CONFIGS["tiny"])
+    row = script.run("llama2_7b_bf16", c, False, "compile", "cpu", 1)
+    assert row["model"] == "llama2_7b_bf16"
+    assert row["backend"] == "python_compile"
+    assert inductor_config.triton.store_cubin is True   # the package's setting was applied
