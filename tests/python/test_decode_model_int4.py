@@ -58,8 +58,7 @@ def test_a_compiled_row_is_labelled_with_its_model(monkeypatch):
     """decode_models_pytorch.run() names its row after the model it timed, whatever the inductor settings it
     sets on the way (a loop over them once relabelled every compiled row with the last setting's name, so
     --compare found no Python row). torch.compile is stood in by the step itself: only the labelling counts."""
-    import sys
-    sys.path.insert(0, str(ROOT / "gpu_checks"))
+    monkeypatch.syspath_prepend(str(ROOT / "gpu_checks"))   # the script imports torch_compile_timings
     monkeypatch.syspath_prepend(str(ROOT / "tools"))
     from load_gpu_check import load_gpu_check
     script = load_gpu_check("decode_models_pytorch")

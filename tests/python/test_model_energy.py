@@ -24,8 +24,8 @@ def test_model_rows_carry_power_and_energy_or_dash_without_a_gpu(tmp_path):
     energy = {(r[col["name"]], r[col["metric"]]): r[col["actual"]] for r in body if r[col["metric"]] in ENERGY_ROWS}
     experiments = {r[col["name"]] for r in body}
     # the CPU runs the tiny configurations, and its rows say so
-    assert experiments == ({"llama2_7b_bf16", "llama2_7b_int8", "mixtral_8x7b_int8"} if gpu else
-                           {"llama2_tiny_bf16", "llama2_tiny_int8", "mixtral_tiny_int8"})
+    assert experiments == ({"llama2_7b_bf16", "llama2_7b_int8", "llama2_7b_int4", "mixtral_8x7b_int8"} if gpu else
+                           {"llama2_tiny_bf16", "llama2_tiny_int8", "llama2_tiny_int4", "mixtral_tiny_int8"})
     assert set(energy) == {(e, m) for e in experiments for m in ENERGY_ROWS}
     summary = [line for line in md.read_text().splitlines() if any(m in line for m in ENERGY_ROWS)]
     assert len(summary) == 2 * len(experiments)

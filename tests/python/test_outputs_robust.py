@@ -34,8 +34,8 @@ def test_output_clashes_are_refused_before_any_case_runs(tmp_path):
 
 
 def test_two_writers_keep_every_row(tmp_path):
-    """Two bench_ops append to one --output at the same time: 16 of 16 rows kept, in 20 of 20 trials."""
-    rows_per_run = 8   # gemv, gather_gemv x {bfloat16, int8}; layer_norm x 3 dtypes; mlp: each written when complete
+    """Two bench_ops append to one --output at the same time: 20 of 20 rows kept, in 20 of 20 trials."""
+    rows_per_run = 10   # gemv, gather_gemv x {bfloat16, int8, int4}; layer_norm x 3 dtypes; mlp: each written when complete
     kept = []
     for trial in range(20):
         out = tmp_path / f"shared_{trial}.csv"
