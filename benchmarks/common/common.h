@@ -9,9 +9,12 @@
 #include <ATen/ops/randn.h>
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "kernels/common/dot_tolerance.h"
+#include "kernels/gemv/gemv_args.h"
 #include "opbench/family.h"
 #include "opbench/work.h"
 
@@ -41,6 +44,14 @@ inline Family norm_family(const char* name, const char* summary, const char* exp
 // The GEMV-like families' D sweep: gpt-fast's on a GPU, small ones on the CPU (seconds in CI).
 inline std::vector<std::vector<int64_t>> gemv_gpu_shapes() { return {{1024}, {4096}, {8192}, {16384}}; }
 inline std::vector<std::vector<int64_t>> gemv_cpu_shapes() { return {{64}, {256}}; }
+
+// Why a GEMV-like int4 case of width D cannot run (gpt-fast's groups need whole groups of
+// kernels::kInt4GroupSize): a case skips as unavailable with it, not as a failure. nullopt: it can.
+inline std::optional<std::string> int4_width_unavailable(int64_t d) {
+  if (d % kernels::kInt4GroupSize == 0) return std::nullopt;
+  return "int4 needs D a multiple of the group size " + std::to_string(kernels::kInt4GroupSize) + " (D = " +
+         std::to_string(d) + ")";
+}
 
 // Random weights on `device`, never zeros: int8 uniform in [-127, 127], else randn.
 inline at::Tensor random_weights(const std::vector<int64_t>& shape, c10::ScalarType dtype, c10::Device device) {

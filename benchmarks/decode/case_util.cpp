@@ -53,9 +53,8 @@ Work generation_work(const ModelConfig& cfg, c10::ScalarType dtype) {
 
 Work own_kernel_generation_work(const ModelConfig& cfg, c10::ScalarType dtype) {
   Work w = generation_work(cfg, dtype);
-  const double act = static_cast<double>(c10::elementSize(c10::kBFloat16));
-  const double norms = static_cast<double>(2 * cfg.n_layers + 1) * static_cast<double>(cfg.dim) * act;
-  const double linear = streamed_bytes_per_token(cfg, quant_of_dtype(dtype), c10::kBFloat16) - norms;
+  const double linear = streamed_bytes_per_token(cfg, quant_of_dtype(dtype), c10::kBFloat16) -
+                        norm_bytes_per_token(cfg, c10::kBFloat16);
   w.bytes_read_by_kind["gemv"] = linear * static_cast<double>(cfg.steps());
   return w;
 }

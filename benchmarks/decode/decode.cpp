@@ -178,8 +178,8 @@ void run_decode(CaseContext& ctx) {
                               .max_seconds = 1e9};
   request.note = decoder.kernels_label();
   const decode::EnergyWindow energy(ctx.device_info().pci_bus_id);
-  const Work work = kernels == StepKernels::kAten || compiled ? decode::generation_work(cfg, info.scalar_type)
-                                                              : decode::own_kernel_generation_work(cfg, info.scalar_type);
+  const Work work = decoder.own_kernels() ? decode::own_kernel_generation_work(cfg, info.scalar_type)
+                                          : decode::generation_work(cfg, info.scalar_type);
   ctx.time([&] { decoder.generate(); decoder.synchronize(); }, work, request);
   const std::vector<double> ms = decoder.new_token_milliseconds();
   auto& counters = ctx.state().counters;

@@ -46,11 +46,11 @@ class Decoder {
   // milliseconds of each step that yields a new token.
   std::vector<double> new_token_milliseconds();
   std::string kernels_label() const;
+  bool own_kernels() const;   // the step runs opbench's own kernels (kOwn, kOwnSerial)
 
  private:
   void step();
   void reset();
-  bool own_kernels() const;
   struct Graph;
   Model& model_;
   StepKernels kernels_;

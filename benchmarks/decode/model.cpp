@@ -231,9 +231,15 @@ double streamed_bytes_per_token(const ModelConfig& c, WeightQuant quant, c10::Sc
   const double a = static_cast<double>(c10::elementSize(act));
   double ffn = linear_bytes(2 * c.ffn, c.dim, quant, a) + linear_bytes(c.dim, c.ffn, quant, a);
   if (c.moe()) ffn = linear_bytes(c.n_experts, c.dim, quant, a) + static_cast<double>(c.top_k) * ffn;
-  const double layer = 2.0 * c.dim * a + linear_bytes(c.qkv_rows(), c.dim, quant, a) +
-                       linear_bytes(c.dim, c.n_heads * c.head_dim(), quant, a) + ffn;
-  return static_cast<double>(c.n_layers) * layer + c.dim * a + linear_bytes(c.vocab, c.dim, quant, a);
+  const double layer =
+      linear_bytes(c.qkv_rows(), c.dim, quant, a) + linear_bytes(c.dim, c.n_heads * c.head_dim(), quant, a) + ffn;
+  return static_cast<double>(c.n_layers) * layer + linear_bytes(c.vocab, c.dim, quant, a) +
+         norm_bytes_per_token(c, act);
+}
+
+double norm_bytes_per_token(const ModelConfig& c, c10::ScalarType act) {
+  const double a = static_cast<double>(c10::elementSize(act));
+  return static_cast<double>(2 * c.n_layers + 1) * static_cast<double>(c.dim) * a;
 }
 
 namespace {

@@ -119,6 +119,8 @@ Model dequantized(const Model& model);
 // gpt-fast's count adds the KV cache and RoPE tables (its _get_model_size sums buffers too):
 // gpt_fast_model_bytes.
 double streamed_bytes_per_token(const ModelConfig& cfg, WeightQuant quant, c10::ScalarType act_dtype);
+// Of those, the norm weights' (two a layer and the final one): what the linear layers' GEMVs do not read.
+double norm_bytes_per_token(const ModelConfig& cfg, c10::ScalarType act_dtype);
 double gpt_fast_model_bytes(const ModelConfig& cfg, WeightQuant quant, c10::ScalarType act_dtype);
 // Bytes the weights and caches occupy in memory (all experts).
 double resident_bytes(const ModelConfig& cfg, WeightQuant quant, c10::ScalarType act_dtype);

@@ -279,9 +279,7 @@ void set_energy_counters(CaseContext& ctx, Communicator& comm, const std::option
 }
 
 // As the Llama2 family: 5 generations, host clock, the device synchronized; the same count on every rank.
-// `own_kernels`: the step runs the own kernels (their GEMV bytes go to the traced breakdown).
-void time_generations(CaseContext& ctx, decode::Decoder& decoder, Communicator& comm, const std::string& note,
-                      bool own_kernels) {
+void time_generations(CaseContext& ctx, decode::Decoder& decoder, Communicator& comm, const std::string& note) {
   TimingRequest request;
   request.timer = TimerKind::kHost;
   request.rule = StoppingRule{.warmup_iterations = 0, .min_samples = 5, .max_samples = 5, .max_noise = 1,
@@ -289,7 +287,7 @@ void time_generations(CaseContext& ctx, decode::Decoder& decoder, Communicator& 
   request.note = decoder.kernels_label() + " " + note;
   const decode::EnergyWindow energy(ctx.device_info().pci_bus_id);
   const ModelConfig shard = rank_config(ctx.info().dims);
-  const Work work = own_kernels ? decode::own_kernel_generation_work(shard, ctx.info().scalar_type)
+  const Work work = decoder.own_kernels() ? decode::own_kernel_generation_work(shard, ctx.info().scalar_type)
                                 : decode::generation_work(shard, ctx.info().scalar_type);
   ctx.time([&] { decoder.generate(); comm.wait(); decoder.synchronize(); }, work, request);
   set_energy_counters(ctx, comm, energy.stop(), static_cast<double>(request.rule->max_samples * shard.new_tokens));
@@ -327,8 +325,7 @@ void run_tp_decode(CaseContext& ctx) {
   });
   std::unique_ptr<decode::Decoder> decoder = first_generation(ranks, model, info.backend, gpu);
   const double startup_s = decode::seconds_since(start);
-  time_generations(ctx, *decoder, comm, comm.backend() + " ranks=" + std::to_string(tp),
-                   gpu && info.backend != "aten_graph");
+  time_generations(ctx, *decoder, comm, comm.backend() + " ranks=" + std::to_string(tp));
   const std::vector<double> ms = decoder->new_token_milliseconds();
   set_counters(ctx, ms, startup_s, all_reduce_ms_per_token(model, gpu));
 }

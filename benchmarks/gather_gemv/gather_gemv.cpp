@@ -53,12 +53,24 @@ namespace {
 constexpr int64_t kExperts = 8;    // W holds 8 matrices (Mixtral's experts) ...
 constexpr int64_t kSelected = 2;   // ... of which idx = [3, 5] are gathered
 
+#ifdef OPBENCH_HAVE_CUDA
+// The own kernel in gather mode: kSelected of the kExperts D x D matrices at w, chosen by idx on the device.
+kernels::GemvArgs gather_args(const void* w, kernels::WeightType w_type, int64_t d, const at::Tensor& x,
+                              const at::Tensor& out, const at::Tensor& idx) {
+  kernels::GemvArgs args = kernels::square_gemv_args(w, w_type, d, x.data_ptr(), out.data_ptr());
+  args.expert_idx = idx.data_ptr<int64_t>();
+  args.num_selected = kSelected;
+  args.expert_stride = d * d;
+  args.num_experts = kExperts;
+  return args;
+}
+#endif
+
 // The int4 cases (see the top).
 void run_gather_gemv_int4(CaseContext& ctx) {
   const int64_t d = ctx.info().dims[0];
   const std::string& backend = ctx.info().backend;
-  if (d % 128 != 0)   // gpt-fast's groups of 128 need whole groups: unavailable, not a failure
-    return ctx.skip_unavailable("int4 needs D a multiple of the group size 128 (D = " + std::to_string(d) + ")");
+  if (auto why = families::int4_width_unavailable(d)) return ctx.skip_unavailable(*why);
   auto options = at::TensorOptions().device(ctx.device());
   const kernels::Int4Weights w = kernels::random_int4({kExperts, d, d}, 0.02, ctx.device());
   at::Tensor x = at::randn({d}, options.dtype(c10::kBFloat16));
@@ -82,13 +94,8 @@ void run_gather_gemv_int4(CaseContext& ctx) {
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (backend == "cuda") {
-    kernels::GemvArgs args =
-        kernels::square_gemv_args(w.packed.data_ptr(), kernels::WeightType::kInt4, d, x.data_ptr(), out.data_ptr());
+    kernels::GemvArgs args = gather_args(w.packed.data_ptr(), kernels::WeightType::kInt4, d, x, out, idx);
     args.group_qparams = w.qparams.data_ptr();
-    args.expert_idx = idx.data_ptr<int64_t>();
-    args.num_selected = kSelected;
-    args.expert_stride = d * d;
-    args.num_experts = kExperts;
     iteration = [&, args] { kernels::launch_gemv(args, c10::cuda::getCurrentCUDAStream().stream()); };
   }
 #endif
@@ -126,12 +133,7 @@ void run_gather_gemv(CaseContext& ctx) {
 #ifdef OPBENCH_HAVE_CUDA
   else if (backend == "cuda") {
     auto w_type = dtype == c10::kChar ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
-    kernels::GemvArgs args =
-        kernels::square_gemv_args(w.data_ptr(), w_type, d, x.data_ptr(), out.data_ptr());
-    args.expert_idx = idx.data_ptr<int64_t>();
-    args.num_selected = kSelected;
-    args.expert_stride = d * d;
-    args.num_experts = kExperts;
+    const kernels::GemvArgs args = gather_args(w.data_ptr(), w_type, d, x, out, idx);
     iteration = [&, args] { kernels::launch_gemv(args, c10::cuda::getCurrentCUDAStream().stream()); };
   }
 #endif

@@ -54,8 +54,7 @@ namespace {
 void run_gemv_int4(CaseContext& ctx) {
   const int64_t d = ctx.info().dims[0];
   const std::string& backend = ctx.info().backend;
-  if (d % 128 != 0)   // gpt-fast's groups of 128 need whole groups: unavailable, not a failure
-    return ctx.skip_unavailable("int4 needs D a multiple of the group size 128 (D = " + std::to_string(d) + ")");
+  if (auto why = families::int4_width_unavailable(d)) return ctx.skip_unavailable(*why);
   const kernels::Int4Weights w = kernels::random_int4({d, d}, 0.02, ctx.device());
   at::Tensor x = at::randn({d}, at::TensorOptions().device(ctx.device()).dtype(c10::kBFloat16));
   at::Tensor y = at::empty({d}, x.options());
