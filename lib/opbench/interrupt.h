@@ -1,6 +1,8 @@
 // SIGINT and SIGTERM during a run: the first one sets a flag and the run winds down in order (the
-// case in flight is dropped, no further case runs, every output is written with what finished); a
-// second one ends the process at once, as the signal's default does. No LibTorch.
+// case in flight is dropped, no further case runs, every output is written with what finished); one
+// that comes a second or more after it ends the process at once, as the signal's default does. A
+// repeat within that second is the same request (`timeout` signals its child, then the child's process
+// group) and is ignored. No LibTorch.
 #pragma once
 
 namespace opbench {

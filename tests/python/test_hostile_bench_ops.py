@@ -142,17 +142,28 @@ def written(path):
         return False
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_drops_the_case_in_flight_and_writes_every_output(tmp_path, signum, code):
+def start_slow_sweep(tmp_path, max_time_s=0.1):
+    """bench_ops on the Gemv families, each case sampling for max_time_s; returns once the first row is
+    on disk (mid-sweep): (process, rows.csv, gb.json, summary.md)."""
     out, gb_json, md = tmp_path / "rows.csv", tmp_path / "gb.json", tmp_path / "summary.md"
-    args = [str(bench_ops()), "--benchmark_filter=^(GatherGemv|Gemv)/", "--opbench_max_time=0.1",
+    args = [str(bench_ops()), "--benchmark_filter=^(GatherGemv|Gemv)/", f"--opbench_max_time={max_time_s}",
             "--opbench_min_samples=1000000", "--output", str(out), f"--benchmark_out={gb_json}",
             "--opbench_markdown", str(md)]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not written(out) and time.monotonic() < deadline:   # the first row is written: mid-sweep
+    while not written(out) and time.monotonic() < deadline:
         time.sleep(0.02)
-    proc.send_signal(signum)
+    return proc, out, gb_json, md
+
+
+@pytest.mark.parametrize("signum, code, times", [(signal.SIGINT, 130, 1), (signal.SIGTERM, 143, 1),
+                                                 (signal.SIGTERM, 143, 2)])
+def test_a_signal_drops_the_case_in_flight_and_writes_every_output(tmp_path, signum, code, times):
+    """times=2: the signal twice at once, as `timeout` sends it (to the child, then to its group): one request."""
+    proc, out, gb_json, md = start_slow_sweep(tmp_path)
+    for i in range(times):
+        time.sleep(0.01 * i)   # the first handled, the run still winding down
+        proc.send_signal(signum)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == code, stderr
     assert "stopped by SIG" in stderr
@@ -164,3 +175,4 @@ def test_a_signal_drops_the_case_in_flight_and_writes_every_output(tmp_path, sig
     summary_rows = [line for line in md.read_text().splitlines() if line.startswith("| gemv") or
                     line.startswith("| gather_gemv")]
     assert len(summary_rows) >= len(rows) > 0
+
