@@ -68,20 +68,29 @@ std::map<std::string, double> seconds_from_json(const std::string& path) {
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw Error("--opbench_shard_times " + path + ": not Google Benchmark JSON (an object with a \"benchmarks\" list)");
   const std::map<std::string, double> unit = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
-  std::map<std::string, std::pair<double, int>> sums;
+  std::map<std::string, double> wall;                       // the case_wall_s counters, summed
+  std::map<std::string, std::pair<double, int>> sampled;    // median x samples, summed and counted
   for (const auto& entry : doc["benchmarks"]) {
     if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string()) continue;
     if (entry.value("run_type", std::string("iteration")) != "iteration") continue;
-    if (entry.value("error_occurred", false) || entry.value("skipped", false)) continue;
+    const std::string name = strip_harness_suffix(entry["name"].get<std::string>());
+    if (entry.contains(kCaseWallSecondsCounter) && entry[kCaseWallSecondsCounter].is_number()) {
+      wall[name] += std::max(entry[kCaseWallSecondsCounter].get<double>(), 0.0);
+      continue;
+    }
+    if (entry.value("error_occurred", false) || entry.value("skipped", false)) {
+      wall[name] += 0;   // Google Benchmark writes no counters for a skipped case: its skip cost ~nothing
+      continue;
+    }
     auto scale = unit.find(entry.value("time_unit", std::string("ns")));
     if (scale == unit.end() || !entry.contains("real_time") || !entry["real_time"].is_number()) continue;
     double samples = entry.contains("samples") && entry["samples"].is_number() ? entry["samples"].get<double>() : 1;
-    auto& [sum, n] = sums[strip_harness_suffix(entry["name"].get<std::string>())];
+    auto& [sum, n] = sampled[name];
     sum += entry["real_time"].get<double>() * scale->second * std::max(samples, 1.0);
     ++n;
   }
-  std::map<std::string, double> seconds;
-  for (const auto& [name, sum_n] : sums) seconds[name] = sum_n.first / sum_n.second;
+  std::map<std::string, double> seconds = wall;
+  for (const auto& [name, sum_n] : sampled) seconds.emplace(name, sum_n.first / sum_n.second);
   return seconds;
 }
 

@@ -28,8 +28,9 @@ Shard parse_shard(const std::string& text);
 double expected_seconds(const CaseInfo& info, bool gpu, const StoppingRule& rule);
 
 // Seconds each case took in a previous run, from its Google Benchmark JSON (bench_ops --benchmark_out):
-// median time x samples per repetition, averaged over repetitions. Throws opbench::Error naming the file
-// when it cannot be read or is not Google Benchmark JSON.
+// the case_wall_s counters of its repetitions summed (setup, check and sampling), 0 for a skipped case
+// (Google Benchmark writes no counters for one); for entries without it (older runs), median time x samples per repetition averaged over the timed
+// repetitions. Throws opbench::Error naming the file when it cannot be read or is not Google Benchmark JSON.
 std::map<std::string, double> seconds_from_json(const std::string& path);
 
 // The shares of `selected` (names registered in `cases`), `count` of them, as described above;

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <c10/util/Exception.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <regex>
@@ -219,6 +220,7 @@ void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContex
       state.SkipWithError("interrupted");
       return;
     }
+    const auto started = std::chrono::steady_clock::now();
     CaseResult& result = run.results.add(kept.name());
     CaseContext ctx(state, kept, run, result);
     if (run.on_case_start) run.on_case_start(kept);
@@ -232,6 +234,8 @@ void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContex
       ctx.skip(e.what());
     }
     if (state.error_occurred() && result.timed()) result.failure = "skipped through benchmark::State";
+    state.counters[kCaseWallSecondsCounter] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     for (const auto& [name, counter] : state.counters) result.counters[name] = counter.value;
   };
   const std::string& unit = run.options.time_unit;

@@ -163,10 +163,15 @@ class CaseContext {
   bool finished_ = false;
 };
 
+// The counter every repetition of a case carries, run or skipped: the wall-clock seconds its body took
+// (inputs, check, warm-up and sampling), which a sharded sweep balances on (--opbench_shard_times).
+inline constexpr const char* kCaseWallSecondsCounter = "case_wall_s";
+
 // Adds `info` to run.cases and registers it with Google Benchmark; the body builds inputs, checks the
 // result, then calls ctx.time. Each repetition adds a result to run.results before the body runs and,
-// after it, the counters the body set. Any exception the body throws skips the case with the
-// exception's message (ctx.skip), and the sweep goes on. Throws opbench::Error on a duplicate name.
+// after it, the counters the body set and kCaseWallSecondsCounter. Any exception the body throws skips
+// the case with the exception's message (ctx.skip), and the sweep goes on. Throws opbench::Error on a
+// duplicate name.
 void register_case(RunContext& run, CaseInfo info, std::function<void(CaseContext&)> body);
 
 }  // namespace opbench

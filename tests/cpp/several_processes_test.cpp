@@ -136,9 +136,16 @@ TEST(ShardPlan, ReadsAPreviousRunsTimes) {
     {"name": "A/fp32/1/aten", "run_type": "iteration", "real_time": 300, "time_unit": "us", "samples": 50},
     {"name": "A/fp32/1/aten_median", "run_type": "aggregate", "real_time": 200, "time_unit": "us"},
     {"name": "B/fp32/1/aten/iterations:1/manual_time", "real_time": 2, "time_unit": "ms"},
-    {"name": "C/fp32/1/aten", "error_occurred": true}]})";
+    {"name": "C/fp32/1/aten", "error_occurred": true},
+    {"name": "D/fp32/1/aten", "run_type": "iteration", "real_time": 1, "time_unit": "us", "samples": 9,
+     "case_wall_s": 7.5},
+    {"name": "D/fp32/1/aten", "run_type": "iteration", "real_time": 1, "time_unit": "us", "case_wall_s": 2.5},
+    {"name": "E/fp32/1/aten", "error_occurred": true, "case_wall_s": 0.25}]})";
   auto seconds = seconds_from_json(path.string());
-  EXPECT_EQ(seconds.size(), 2u);
+  EXPECT_EQ(seconds.size(), 5u);
+  EXPECT_EQ(seconds["C/fp32/1/aten"], 0);               // skipped, no counters: its skip costs ~nothing
+  EXPECT_NEAR(seconds["D/fp32/1/aten"], 10, 1e-12);     // the wall time of both repetitions, not 9 us
+  EXPECT_NEAR(seconds["E/fp32/1/aten"], 0.25, 1e-12);   // a skipped case costs what its skip took
   EXPECT_NEAR(seconds["A/fp32/1/aten"], 0.01, 1e-12);   // (0.005 + 0.015) / 2 repetitions
   EXPECT_NEAR(seconds["B/fp32/1/aten"], 0.002, 1e-12);  // suffix removed; no samples counter: one sample
   std::ofstream(path) << "[1, 2]";
