@@ -232,6 +232,7 @@ OPBENCH_TUNE_ENTRY(gemv) {
   for (WeightType w_type : {WeightType::kBf16, WeightType::kInt8, WeightType::kInt4})
     for (const GemvCase& gc : kCases) {
       if (tuner.options().only_cols > 0 && gc.cols != tuner.options().only_cols) continue;
+      if (!tuner.options().only_weights.empty() && tuner.options().only_weights != dtype_name(w_type)) continue;
       if (w_type == WeightType::kInt4)
         tune_case<gemv::Int4>(tuner, gc, w_type);
       else if (w_type == WeightType::kInt8)

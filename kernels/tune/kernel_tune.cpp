@@ -2,9 +2,10 @@
 // shapes that matter, each checked against the kernel's float64 reference, then timed with the
 // harness's timer (tune.h), one CSV line each on stdout. kernels/tune/run.sh builds and runs it and
 // prints kernels/tune/summarize.py's summary.
-//   kernel_tune [--only=ENTRY] [--cols=N] [--min_samples=N] [--max_time=SECONDS] [--max_noise=FRACTION]
-// --only: one entry (gemv, row_norm, decode, stream); --cols: the shapes of that width alone (the
-// entries that have such shapes); the rest: the stopping rule per configuration (the harness's
+//   kernel_tune [--only=ENTRY] [--cols=N] [--weights=TYPE] [--min_samples=N] [--max_time=SECONDS]
+//               [--max_noise=FRACTION]
+// --only: one entry (gemv, row_norm, decode, stream); --cols: the shapes of that width alone, --weights
+// (bf16, int8, int4): the weights of that type alone (the entries that have such shapes or weights); the rest: the stopping rule per configuration (the harness's
 // defaults otherwise). Exit code 1 when a check failed, 2 on a bad flag.
 #include <cstdio>
 #include <cstdlib>
@@ -31,12 +32,13 @@ bool parse(int argc, char** argv, Options& o) {
     const std::string arg = argv[i];
     if (const char* v = value_of(arg, "only")) o.only = v;
     else if (const char* v = value_of(arg, "cols")) o.only_cols = std::atoll(v);
+    else if (const char* v = value_of(arg, "weights")) o.only_weights = v;
     else if (const char* v = value_of(arg, "min_samples")) o.rule.min_samples = std::atoi(v);
     else if (const char* v = value_of(arg, "max_time")) o.rule.max_seconds = std::atof(v);
     else if (const char* v = value_of(arg, "max_noise")) o.rule.max_noise = std::atof(v);
     else return false;
   }
-  return true;
+  return o.only_weights.empty() || o.only_weights == "bf16" || o.only_weights == "int8" || o.only_weights == "int4";
 }
 
 }  // namespace
@@ -45,8 +47,8 @@ int main(int argc, char** argv) {
   namespace k = opbench::kernels;
   Options options;
   if (!parse(argc, argv, options)) {
-    std::fprintf(stderr, "usage: kernel_tune [--only=ENTRY] [--cols=N] [--min_samples=N] [--max_time=SECONDS] "
-                         "[--max_noise=FRACTION]\n");
+    std::fprintf(stderr, "usage: kernel_tune [--only=ENTRY] [--cols=N] [--weights=bf16|int8|int4] [--min_samples=N] "
+                         "[--max_time=SECONDS] [--max_noise=FRACTION]\n");
     return 2;
   }
   try {

@@ -22,6 +22,7 @@ struct Options {
   StoppingRule rule;            // the harness's, per configuration
   std::string only;             // an entry's name: that entry alone; "": every entry
   int64_t only_cols = 0;        // > 0: only the shapes of that width (entries that read it)
+  std::string only_weights;     // bf16, int8 or int4: only weights of that type (entries that read it)
 };
 
 // One case of an entry: its CSV columns and the bytes a launch moves (for GB/s).
