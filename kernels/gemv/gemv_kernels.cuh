@@ -74,6 +74,14 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
   const __nv_bfloat16* x = p.x + slice * p.x_stride;
   float acc[kSums] = {};
   int64_t c = (static_cast<int64_t>(group_warp) * kWarpSize + lane) * kElems;
+  constexpr bool kInt4 = std::is_same_v<T, Int4>;
+  RowStart<T> row_start[kRows];   // int4's (the others address W by element offset)
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) row_start[r] = RowStart<T>(p, w + row_off[r]);
+  auto chunk_at = [&](int r, int64_t at_c) {
+    if constexpr (kInt4) return load_chunk(row_start[r], at_c);
+    else return load_chunk<T>(p, w + row_off[r] + at_c);
+  };
   // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them once the
   // first steps of W are on their way into L2 (a prefetch holds no registers).
   if (kProgrammatic && reads)
@@ -110,7 +118,7 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
 #pragma unroll
     for (int s = 0; s < kSteps; ++s)
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) wv[s][r] = load_chunk<T>(p, w + row_off[r] + c + s * kStride);
+      for (int r = 0; r < kRows; ++r) wv[s][r] = kInt4 ? chunk_at(r, c + s * kStride) : load_chunk<T>(p, w + row_off[r] + c + s * kStride);
     XRaw<T> xr[kXFirst ? kSteps : 1];
     if constexpr (kXFirst) {
       static_assert(!kNormInput, "x first: the unfused GEMV");
@@ -127,7 +135,7 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
   for (; reads && c < p.cols; c += kStride) {   // fewer than kSteps chunks left
     const XChunk<T> xc = load_x(c);
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(load_chunk<T>(p, w + row_off[r] + c), xc, acc[r]);
+    for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(chunk_at(r, c), xc, acc[r]);
   }
 #pragma unroll
   for (int r = 0; r < kSums; ++r) acc[r] = warp_sum(acc[r]);

@@ -71,8 +71,33 @@ template <typename T>
 __device__ __forceinline__ WChunk<T> load_chunk(const Params& p, int64_t e) {
   WChunk<T> c;
   c.q = __ldcs(static_cast<const uint4*>(weight_address<T>(p, e)));
-  if constexpr (std::is_same_v<T, Int4>) c.qparams = __ldg(p.group_qparams + e / kInt4GroupSize);
+  if constexpr (std::is_same_v<T, Int4>) c.qparams = __ldg(p.group_qparams + static_cast<uint64_t>(e) / kInt4GroupSize);
   return c;
+}
+
+// An int4 row's start: its first byte and its first group's qparams (a row starts at a group), so that a
+// load adds only its column's offsets (c / 2, c / 128), not the 64-bit shifts of the whole element offset
+// again. Empty for the other types (vector_kernel addresses them by element offset, load_chunk above).
+template <typename T>
+struct RowStart {
+  RowStart() = default;
+  __device__ __forceinline__ RowStart(const Params&, int64_t) {}
+};
+template <>
+struct RowStart<Int4> {
+  const uint8_t* bytes;
+  const __nv_bfloat162* qparams;
+  RowStart() = default;
+  __device__ __forceinline__ RowStart(const Params& p, int64_t row_e)
+      : bytes(static_cast<const uint8_t*>(p.w) + (row_e >> 1)), qparams(p.group_qparams + row_e / kInt4GroupSize) {}
+};
+// The int4 chunk at column offset `c` (>= 0) of a row.
+__device__ __forceinline__ WChunk<Int4> load_chunk(const RowStart<Int4>& row, int64_t c) {
+  const uint64_t at = static_cast<uint64_t>(c);
+  WChunk<Int4> chunk;
+  chunk.q = __ldcs(reinterpret_cast<const uint4*>(row.bytes + at / 2));
+  chunk.qparams = __ldg(row.qparams + at / kInt4GroupSize);
+  return chunk;
 }
 
 // The dequantized weight at element offset `e` of W (the scalar kernel's).
@@ -107,21 +132,15 @@ struct XRaw {
 };
 
 // x's elements matching one 16-byte chunk of W, in fp32: 8 for bf16 weights, 16 for int8, 32 for int4
-// (loaded from x, or converted from an XRaw loaded earlier). For int4, finish() also sums them (the
-// zero's term of the chunk's dot product, computed once for all of a group's rows); a no-op otherwise.
+// (loaded from x, or converted from an XRaw loaded earlier). For int4, finish() also computes what every
+// row of the group shares (dot_chunk<Int4> says why): the sum of the chunk's x (the zero's term) and the
+// starts of the even and odd columns' accumulation chains; a no-op otherwise.
 template <typename T>
 struct XChunk {
   static constexpr int kElems = kChunkElems<T>;
   float v[kElems];
-  float sum = 0.f;
-  __device__ __forceinline__ void finish() {
-    if constexpr (std::is_same_v<T, Int4>) {
-      float s[4] = {};
-#pragma unroll
-      for (int i = 0; i < kElems; ++i) s[i % 4] += v[i];
-      sum = (s[0] + s[1]) + (s[2] + s[3]);
-    }
-  }
+  float sum = 0.f, even_start = 0.f, odd_start = 0.f;
+  __device__ __forceinline__ void finish();
   __device__ __forceinline__ void load(const __nv_bfloat16* x) {
 #pragma unroll
     for (int q = 0; q < kElems / 8; ++q) set_vector(q, reinterpret_cast<const uint4*>(x)[q]);
@@ -176,26 +195,62 @@ __device__ __forceinline__ float dot_chunk(uint4 wv, const XChunk<int8_t>& x, fl
 }
 
 // int4: the chunk's weights are (q - 8) * scale + zero, so its dot product is
-// scale * sum((q - 8) x) + zero * sum(x), the second sum XChunk's. A word holds 8 weights, columns 8k..8k+7
-// as bytes (even column high nibble): masking its low and high nibbles gives 4 weights a byte each, which
-// become floats as the int8 path's (2^23 + q, exactly), less 2^23 + 8.
+// scale * sum((q - 8) x) + zero * sum(x). A nibble q masked into bits 12..15 of the float 2^11 (0x45000000)
+// makes the float 2048 + q, into bits 16..19 of 2^7 (0x43000000) the float 128 + q, exactly: one LOP3 a
+// weight, no int->float convert and no bias subtraction (the int8 path's byte permute and add). A word's
+// columns c0..c7 lie at nibbles (from bit 0) c1 c0 c3 c2 c5 c4 c7 c6 (the even column high); the word,
+// it shifted 8 bits either way and it with bytes 3 and 0 moved to bytes 1 and 2 place each even column at
+// bits 12..15 and an odd one at bits 16..19. So sum((q - 8) x) is a chain over the even columns of
+// (2048 + q) x started at -2056 sum(x_even) plus one over the odd columns of (128 + q) x started at
+// -136 sum(x_odd), the starts and sum(x) computed once per chunk for all of a group's rows (finish()).
+// The chains' terms are 2^11 and 2^7 times x, so fp32 keeps q x to ~2^-13 and 2^-17 of |x|: far inside the
+// check's tolerance (dot_tolerance.h).
+template <>
+__device__ __forceinline__ void XChunk<Int4>::finish() {
+  float e[2] = {}, o[2] = {};   // short chains
+#pragma unroll
+  for (int i = 0; i < kElems / 2; ++i) {
+    e[i % 2] += v[2 * i];
+    o[i % 2] += v[2 * i + 1];
+  }
+  const float even = e[0] + e[1], odd = o[0] + o[1];
+  sum = even + odd;
+  even_start = -2056.f * even;
+  odd_start = -136.f * odd;
+}
+template <typename T>
+__device__ __forceinline__ void XChunk<T>::finish() {}
+
+// (r & mask) | magic as one LOP3: written as C++, ptxas spends two (a LOP3 takes one 32-bit immediate).
+template <uint32_t kMask>
+__device__ __forceinline__ float masked_or(uint32_t r, uint32_t magic) {
+  uint32_t out;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(out) : "r"(r), "n"(kMask), "r"(magic));   // 0xEA: (a & b) | c
+  return __uint_as_float(out);
+}
+// 2048 + q for the nibble q at bits 12..15 of r; 128 + q for the nibble at bits 16..19.
+__device__ __forceinline__ float int4_at_12(uint32_t r) { return masked_or<0x0000F000u>(r, 0x45000000u); }
+__device__ __forceinline__ float int4_at_16(uint32_t r) { return masked_or<0x000F0000u>(r, 0x43000000u); }
+
 __device__ __forceinline__ float dot_chunk(const WChunk<Int4>& wc, const XChunk<Int4>& x, float acc) {
-  constexpr float kBias = 8388608.f + 8.f;
   const uint32_t words[4] = {wc.q.x, wc.q.y, wc.q.z, wc.q.w};
-  float a0 = 0.f, a1 = 0.f;
+  float even = x.even_start, odd = x.odd_start;
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    const uint32_t odd = words[k] & 0x0F0F0F0Fu, even = (words[k] >> 4) & 0x0F0F0F0Fu;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float we = __uint_as_float(__byte_perm(even, 0x4B000000u, 0x7540 + j)) - kBias;
-      const float wo = __uint_as_float(__byte_perm(odd, 0x4B000000u, 0x7540 + j)) - kBias;
-      a0 = fmaf(we, x.v[8 * k + 2 * j], a0);
-      a1 = fmaf(wo, x.v[8 * k + 2 * j + 1], a1);
-    }
+    const uint32_t w = words[k];
+    const float* xv = x.v + 8 * k;
+    const uint32_t up = w << 8, down = w >> 8, swapped = __byte_perm(w, 0u, 0x4034u);   // bytes 3, 0 at 1, 2
+    even = fmaf(int4_at_12(up), xv[0], even);   // c0 (bits 4..7), c3 (8..11)
+    odd = fmaf(int4_at_16(up), xv[3], odd);
+    even = fmaf(int4_at_12(w), xv[2], even);    // c2, c5
+    odd = fmaf(int4_at_16(w), xv[5], odd);
+    even = fmaf(int4_at_12(down), xv[4], even);   // c4 (bits 20..23), c7 (24..27)
+    odd = fmaf(int4_at_16(down), xv[7], odd);
+    even = fmaf(int4_at_12(swapped), xv[6], even);   // c6 (bits 28..31), c1 (0..3)
+    odd = fmaf(int4_at_16(swapped), xv[1], odd);
   }
   const float2 sz = __bfloat1622float2(wc.qparams);
-  return fmaf(sz.x, a0 + a1, fmaf(sz.y, x.sum, acc));
+  return fmaf(sz.x, even + odd, fmaf(sz.y, x.sum, acc));
 }
 template <typename T>
 __device__ __forceinline__ float dot_chunk(const WChunk<T>& wc, const XChunk<T>& x, float acc) {
