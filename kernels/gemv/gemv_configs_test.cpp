@@ -130,12 +130,12 @@ const std::vector<Expected> kInt8Expected = {
 const std::vector<Expected> kInt4Expected = {
     {"odd width", plain(kInt4, 37, 1000), false, "scalar", "scalar"},
     {"misaligned x", misaligned_x(plain(kInt4, 64, 1024)), false, "scalar", "scalar"},
-    {"Gemv 4096", plain(kInt4, 4096, 4096), false, "w8g2r2s2m0", "w8g2r2s2m0"},
-    {"Gemv 16384", plain(kInt4, 16384, 16384), false, "w8g2r2s2m0", "w8g2r2s2m0"},
-    {"Gemv 8192 (exact-fit span of 32 int4 a load)", plain(kInt4, 8192, 8192), false, "w8g2r2s2m0", "w8g2r2s2m0"},
-    {"GatherGemv 16384", gathered(kInt4, 16384, 16384, 2, true), false, "w8g2r2s2m0", "w8g2r2s2m0"},
-    {"llama.w13 swiglu", normed(plain(kInt4, 22016, 4096), GemvEpilogue::kSwiglu), true, "w8g2r2s2m0", "w8g2r2s2m0"},
-    {"llama.w2", with_epilogue(plain(kInt4, 4096, 11008), GemvEpilogue::kAddToY), true, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"Gemv 4096", plain(kInt4, 4096, 4096), false, "w8g2r4s1m0", "w8g2r4s1m0"},
+    {"Gemv 16384", plain(kInt4, 16384, 16384), false, "w4g1r4s2m4", "w4g1r4s2m4"},
+    {"Gemv 8192 (exact-fit span of 32 int4 a load)", plain(kInt4, 8192, 8192), false, "w4g1r4s2m4", "w4g1r4s2m4"},
+    {"GatherGemv 4096 (8192 output rows)", gathered(kInt4, 4096, 4096, 2, true), false, "w4g1r4s2m4", "w4g1r4s2m4"},
+    {"llama.w13 swiglu", normed(plain(kInt4, 22016, 4096), GemvEpilogue::kSwiglu), true, "w4g1r4s2m4", "w4g1r4s2m4"},
+    {"llama.w2", with_epilogue(plain(kInt4, 4096, 11008), GemvEpilogue::kAddToY), true, "w8g2r4s1m0", "w8g2r4s1m0"},
 };
 
 void expect_picks(const std::vector<Expected>& cases) {
