@@ -122,11 +122,14 @@ inline constexpr GemvRule kRows[] = {
     {kH200, kInt8, kAny.row_bytes_from(4096).output_rows_from(4097), vector_config(1, 1, 2, 4)},
     {kH200, kInt8, kAny, vector_config(8, 2, 2, 2)},
     // int4 (a 16-byte load holds 32 weights, a quarter of a group; no exact-fit kernel takes int4), tuned
-    // on the H100 at the decode shapes: up to 4096 output rows groups of 2 warps, 4 rows a step; more
-    // a warp a block, 4 rows x 2 steps, 4 blocks an SM (20-50% faster than 2 rows x 2 steps there). The
-    // H200 takes the H100's rows until it is tuned.
+    // on the H100 at the decode shapes: the paired epilogues (two rows a group) a warp a block, 2 rows x 4
+    // steps; else up to 4096 output rows groups of 2 warps, 4 rows a step; more a warp a block, 4 rows x
+    // 2 steps, 4 blocks an SM (20-50% faster than 2 rows x 2 steps there). The H200 takes the H100's
+    // rows until it is tuned.
+    {kH100, kInt4, kAny.with_paired_rows(), vector_config(1, 1, 2, 4)},
     {kH100, kInt4, kAny.output_rows_up_to(4096), vector_config(8, 2, 4, 1)},
     {kH100, kInt4, kAny, vector_config(4, 1, 4, 2, 4)},
+    {kH200, kInt4, kAny.with_paired_rows(), vector_config(1, 1, 2, 4)},
     {kH200, kInt4, kAny.output_rows_up_to(4096), vector_config(8, 2, 4, 1)},
     {kH200, kInt4, kAny, vector_config(4, 1, 4, 2, 4)},
 };

@@ -134,7 +134,8 @@ const std::vector<Expected> kInt4Expected = {
     {"Gemv 16384", plain(kInt4, 16384, 16384), false, "w4g1r4s2m4", "w4g1r4s2m4"},
     {"Gemv 8192 (exact-fit span of 32 int4 a load)", plain(kInt4, 8192, 8192), false, "w4g1r4s2m4", "w4g1r4s2m4"},
     {"GatherGemv 4096 (8192 output rows)", gathered(kInt4, 4096, 4096, 2, true), false, "w4g1r4s2m4", "w4g1r4s2m4"},
-    {"llama.w13 swiglu", normed(plain(kInt4, 22016, 4096), GemvEpilogue::kSwiglu), true, "w4g1r4s2m4", "w4g1r4s2m4"},
+    {"llama.w13 swiglu", normed(plain(kInt4, 22016, 4096), GemvEpilogue::kSwiglu), true, "w1g1r2s4m0", "w1g1r2s4m0"},
+    {"llama.wqkv rope", normed(plain(kInt4, 12288, 4096), GemvEpilogue::kRopeCache), true, "w1g1r2s4m0", "w1g1r2s4m0"},
     {"llama.w2", with_epilogue(plain(kInt4, 4096, 11008), GemvEpilogue::kAddToY), true, "w8g2r4s1m0", "w8g2r4s1m0"},
 };
 
@@ -149,6 +150,20 @@ void expect_picks(const std::vector<Expected>& cases) {
 TEST(GemvConfigs, Bf16LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kBf16Expected); }
 TEST(GemvConfigs, Int8LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kInt8Expected); }
 TEST(GemvConfigs, Int4LaunchesPickTheVectorPath) { expect_picks(kInt4Expected); }
+
+// The paired epilogues (SwiGLU, RoPE into the cache) take two rows a group (launch_gemv refuses any other
+// configuration): every rule set and weight type picks such a configuration for them, at any shape.
+TEST(GemvConfigs, PairedEpiloguesGetTwoRowsAGroup) {
+  for (LaunchRules rules : {LaunchRules::kH100, LaunchRules::kH200})
+    for (WeightType w : {kBf16, kInt8, kInt4})
+      for (GemvEpilogue e : {GemvEpilogue::kSwiglu, GemvEpilogue::kRopeCache})
+        for (int64_t rows : {64, 4096, 12288, 28672})
+          for (int64_t cols : {1024, 4096, 14336}) {
+            SCOPED_TRACE(gemv_config_name(gemv_config(rules, normed(plain(w, rows, cols), e), true)));
+            EXPECT_EQ(gemv_config(rules, normed(plain(w, rows, cols), e), true).rows, 2);
+            EXPECT_EQ(gemv_config(rules, normed(plain(w, rows, cols), e), false).rows, 2);
+          }
+}
 
 // int4's layout rules count weights, not bytes: 32 a 16-byte load, half a byte each.
 TEST(GemvConfigs, Int4VectorizesOnWholeLoadsOfThirtyTwoWeights) {
