@@ -219,9 +219,12 @@ step_selftest() {  # issue 17: the gate's false alarms and detection of an injec
   cat "$out/gate_selftest.txt" >&2
 }
 step_selftest2pct() {  # issue 39: can the gate catch 2%? 20 rounds, 4 cases of 73-130 us, 2% and 5% injected, the
-                       # 1.25% policy, 9 to 30 processes a side (sequential); 50 min at most (docs/compare_and_gate.md)
+                       # 1.25% policy, 9 to 30 processes a side (sequential); 50 min at most (docs/compare_and_gate.md);
+                       # on a host of several GPUs the rounds run side by side, one on each GPU (--gpus)
   mkdir -p "$out/selftest-2pct"
-  wall python3 -m opbench_tools.gate_selftest --binary $bench \
+  local gpus
+  gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
+  wall python3 -m opbench_tools.gate_selftest --binary $bench ${gpus:+--gpus "$gpus"} \
     --filter '^(LayerNorm/bf16/4096x16384/aten|Gemv/bf16/16384/cuda|GatherGemv/bf16/8192/cuda|MLP/bf16/4096/aten)$' \
     --policy tools/opbench_tools/perf-policy-2pct.json --rounds "${SELFTEST_ROUNDS:-20}" --repetitions 9 \
     --max-repetitions 30 --batch 4 --slowdown 2 --slowdown 5 --jobs 4 --time-budget "${SELFTEST_BUDGET_S:-3000}" \

@@ -9,11 +9,14 @@ import sys
 FAKE = os.path.join(os.path.dirname(__file__), "data", "fakes", "fake_bench_ops.py")
 
 
-def fake_selftest(tmp_path, policy, *extra, seed="1"):
+def fake_selftest(tmp_path, policy, *extra, seed="1", gpus_shown=None):
     path = tmp_path / "policy.json"
     path.write_text(json.dumps(policy))
     out, log = tmp_path / "selftest.json", tmp_path / "filters.log"
+    log.touch()
     env = dict(os.environ, FAKE_BENCH_SEED=seed, FAKE_BENCH_LOG=str(log))
+    if gpus_shown is not None:   # the GPUs the host shows (CI has none)
+        env["CUDA_VISIBLE_DEVICES"] = gpus_shown
     proc = subprocess.run([sys.executable, "-m", "opbench_tools.gate_selftest", "--binary", FAKE, "--filter", ".",
                            "--policy", str(path), "--json", str(out), "--out-dir", str(tmp_path / "runs"), *extra],
                           capture_output=True, text=True, timeout=300, env=env)
@@ -49,3 +52,28 @@ def test_selftest_requires_only_slowdowns_above_the_threshold(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert result["cases"]["Noisy/bf16/64/aten"]["smallest_caught_pct"] is None
     assert result["aa_rounds_inconclusive"] == 2 and "2 ended INCONCLUSIVE" in proc.stdout
+
+
+def test_rounds_run_side_by_side_one_gpu_each_and_every_group_of_a_round_on_its_gpu(tmp_path):
+    policy = {"min_repetitions": 5, "max_slowdown_pct": 1.2, "rules": [{"pattern": "^Noisy/", "max_slowdown_pct": 20}]}
+    proc, result, _ = fake_selftest(tmp_path, policy, "--rounds", "3", "--repetitions", "5", "--slowdown", "10",
+                                    "--gpus", "0,1", gpus_shown="0,1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert result["rounds"] == 3 and result["gpus"] == ["0", "1"]
+    assert result["cases"]["Calm/bf16/64/aten"]["slowdowns"]["10"]["caught"] == 3
+    assert "rounds side by side on GPUs 0,1" in proc.stdout
+    gpu_of_round = {}
+    for gpu in ("0", "1"):
+        for f in (tmp_path / "runs" / f"gpu{gpu}").glob("*-*.json"):   # one process's JSON
+            seen = json.loads(f.read_text())["context"]["fake_cuda_visible_devices"]
+            assert seen == gpu, f
+            round_index = f.name.split("-")[0].rsplit("r", 1)[-1].lstrip("BC")
+            assert gpu_of_round.setdefault(round_index, gpu) == gpu   # a round's groups share its GPU
+    assert sorted(gpu_of_round) == ["0", "1", "2"] and set(gpu_of_round.values()) == {"0", "1"}
+
+
+def test_gpus_not_shown_by_the_host_are_refused(tmp_path):
+    for gpus, says in (("2", "2 not among this host's GPUs (0,1)"), ("0,0", "a GPU named twice")):
+        proc, _, _ = fake_selftest(tmp_path, {"min_repetitions": 3}, "--rounds", "1", "--repetitions", "3",
+                                   "--gpus", gpus, gpus_shown="0,1")
+        assert proc.returncode == 2 and says in proc.stderr, proc.stderr

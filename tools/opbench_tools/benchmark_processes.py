@@ -21,6 +21,7 @@ class Process:
     cmd: list         # the command, without the lock flag
     out: str          # the Google Benchmark JSON it must write
     log: str          # its stdout + stderr
+    env: dict = field(default_factory=dict)   # variables set for it (over this process's environment)
 
 
 @dataclass
@@ -30,6 +31,7 @@ class Group:
     binary: str
     extra: list       # more benchmark arguments
     files: list = field(default_factory=list)
+    env: dict = field(default_factory=dict)   # variables its processes get, e.g. CUDA_VISIBLE_DEVICES
 
 
 def interleaved(groups: list, filter_regex: str, count: int, out_dir: str, rotate: bool) -> list:
@@ -45,7 +47,7 @@ def interleaved(groups: list, filter_regex: str, count: int, out_dir: str, rotat
             group.files.append(out)
             processes.append(Process(f"{group.name} rep {i + 1}", benchmark_command(group.binary, filter_regex, out,
                                                                                   group.extra),
-                                     out, os.path.join(out_dir, f"{group.name}-{i}.log")))
+                                     out, os.path.join(out_dir, f"{group.name}-{i}.log"), group.env))
     return processes
 
 
@@ -81,10 +83,12 @@ def run_processes(processes: list, jobs: int, lock_path: str | None, budget_s: f
         while pending and len(running) < max(1, jobs):
             p = pending.pop(0)
             cmd = p.cmd + ([f"--opbench_gpu_lock={lock_path}"] if jobs > 1 and lock_path else [])
-            print(f"[runs] {p.label}: {shlex.join(cmd)}", file=sys.stderr)
+            env_text = "".join(f"{k}={shlex.quote(v)} " for k, v in p.env.items())
+            print(f"[runs] {p.label}: {env_text}{shlex.join(cmd)}", file=sys.stderr)
             try:
                 log = open(p.log, "w", encoding="utf-8")
-                running.append((p, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log))
+                env = dict(os.environ, **p.env) if p.env else None
+                running.append((p, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log))
             except OSError as e:
                 raise InputError(f"{p.cmd[0]}: cannot run: {e.strerror}") from None
         p, proc, log = running.pop(0)

@@ -21,7 +21,9 @@ of rounds and the smallest the A/A noise predicts: the gate needs a change above
 a true slowdown s shifts a round's change c to about c + s, so s must exceed max(threshold, 4.5 se) - c in
 95% of rounds (the 95th percentile over the A/A rounds).
 With --time-budget no round starts once that many seconds have passed; the rounds that finished are
-evaluated (the output says how many of --rounds that was).
+evaluated (the output says how many of --rounds that was). With --gpus the rounds run side by side, one at a
+time on each named GPU (CUDA_VISIBLE_DEVICES): every group of a round on the same GPU, so its comparisons
+stay side by side, and a round's files under OUT/gpu<G>; on a host of 4 GPUs, 4 rounds at once.
 Exit status: 0 when no A/A round failed and every case was caught in >= 95% of rounds at every injected
 slowdown above its threshold, 1 otherwise, 2 on unusable input. Full description: docs/compare_and_gate.md
 ("Is the gate trustworthy here?").
@@ -34,6 +36,7 @@ import math
 import os
 import sys
 import tempfile
+import threading
 import time
 
 from opbench_tools import cli
@@ -41,6 +44,7 @@ from opbench_tools.benchmark_json import InputError
 from opbench_tools.benchmark_processes import Group
 from opbench_tools.gate import Outcome, check_runs
 from opbench_tools.gate_policy import load_policy
+from opbench_tools.gpus import chosen_gpus, visible_gpus
 from opbench_tools.sequential import run_until_resolved
 from opbench_tools.stats import NOISE_Z, scipy_stats
 
@@ -48,11 +52,13 @@ RELIABLE = 0.95
 DEFAULT_SLOWDOWNS_PCT = (2.0, 5.0)
 
 
-def round_groups(args, i: int) -> list:
-    """Round i's groups: base, control, one slowed group per --slowdown."""
-    groups = [Group(f"B{i}", args.binary, args.bench_arg), Group(f"C{i}", args.binary, args.bench_arg)]
+def round_groups(args, i: int, env: dict | None = None) -> list:
+    """Round i's groups: base, control, one slowed group per --slowdown (their processes get `env`)."""
+    env = env or {}
+    groups = [Group(f"B{i}", args.binary, args.bench_arg, env=env), Group(f"C{i}", args.binary, args.bench_arg, env=env)]
     for pct in args.slowdown:
-        groups.append(Group(f"S{pct:g}r{i}", args.binary, args.bench_arg + [f"--opbench_inject_slowdown={pct:g}"]))
+        groups.append(Group(f"S{pct:g}r{i}", args.binary, args.bench_arg + [f"--opbench_inject_slowdown={pct:g}"],
+                            env=env))
     return groups
 
 
@@ -69,10 +75,10 @@ def comparisons(args, i: int) -> list:
     return [("A/A", f"B{i}", f"C{i}")] + [(pct, f"B{i}", f"S{pct:g}r{i}") for pct in args.slowdown]
 
 
-def run_round(args, policy, i: int, out_dir: str, budget_s) -> dict | None:
+def run_round(args, policy, i: int, out_dir: str, budget_s, env: dict | None = None) -> dict | None:
     """Runs round i (sequentially extended where a case is unresolved); its gate outcomes, or None when the
     time budget ended it before every group finished."""
-    groups = round_groups(args, i)
+    groups = round_groups(args, i, env)
 
     def judge(paths: dict) -> set:
         return set().union(*(gate_round(policy, paths[a], paths[b])["unresolved"] for _, a, b in comparisons(args, i)))
@@ -137,7 +143,8 @@ def report(result: dict, args) -> list:
              if (args.max_repetitions or 0) > args.repetitions else "")
     lines = [f"gate self-test: {args.binary}, filter {args.filter!r}, {r} rounds{planned} x {args.repetitions} "
              f"processes a side{steps}, injected {', '.join(f'{p:g}%' for p in slow)}, policy {result['policy']}"
-             f"{' (paired)' if result['paired'] else ''}, {result['wall_s']:.0f} s",
+             f"{' (paired)' if result['paired'] else ''}"
+             f"{', rounds side by side on GPUs ' + ','.join(args.gpus) if args.gpus else ''}, {result['wall_s']:.0f} s",
              f"false alarms: the gate failed {result['aa_rounds_failed']} of {r} A/A rounds = "
              f"{100 * result['false_alarm_rate']:.0f}% (95% upper bound {100 * result['false_alarm_upper_95']:.1f}%); "
              f"{result['aa_rounds_inconclusive']} ended INCONCLUSIVE"]
@@ -176,6 +183,9 @@ def parse_args(argv: list) -> argparse.Namespace:
     p.add_argument("--policy", metavar="FILE", help="gate policy (default: the packaged perf-policy.json)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="processes started at a time (opbench-compare --jobs)")
+    p.add_argument("--gpus", metavar="LIST", help="run rounds side by side, one at a time on each of these GPUs "
+                   "(comma-separated indices or UUIDs, e.g. 0,1,2,3; default: one round at a time, on the GPU the "
+                   "environment gives)")
     p.add_argument("--out-dir", help="folder for every run's JSON and log (default: a new temporary folder)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON")
     p.add_argument("--time-budget", type=float, metavar="S", help="start no round after S seconds; evaluate the "
@@ -205,19 +215,53 @@ def check_inputs(args, policy) -> None:
         raise InputError(f"--max-repetitions {args.max_repetitions} is below --repetitions {args.repetitions}")
     if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
         raise InputError(f"--binary {args.binary}: no such program (build it: scripts/build.sh)")
+    if args.gpus is not None:
+        try:
+            args.gpus = chosen_gpus(args.gpus, visible_gpus())
+        except ValueError as e:
+            raise InputError(str(e)) from None
     cli.check_outputs({"--binary": args.binary, "--policy": args.policy}, {"--json": args.json})
 
 
 def run_rounds(args, policy, out_dir: str) -> list:
-    start, rounds = time.monotonic(), []
-    for i in range(args.rounds):
-        left = None if args.time_budget is None else args.time_budget - (time.monotonic() - start)
-        if left is not None and left <= 0:
-            break
-        outcome = run_round(args, policy, i, out_dir, left)
-        if outcome is None:
-            break
-        rounds.append(outcome)
+    """The finished rounds' outcomes, in round order: one round at a time, or with --gpus one at a time on each GPU."""
+    start, outcomes, lock = time.monotonic(), {}, threading.Lock()
+    state = {"next": 0, "stopped": False, "error": None}
+
+    def work(env: dict | None, folder: str) -> None:
+        while True:
+            with lock:
+                i, left = state["next"], None if args.time_budget is None else args.time_budget - (time.monotonic() - start)
+                if state["stopped"] or i >= args.rounds or (left is not None and left <= 0):
+                    return
+                state["next"] += 1
+            try:
+                outcome = run_round(args, policy, i, folder, left, env)
+            except InputError as e:
+                with lock:
+                    state["stopped"], state["error"] = True, state["error"] or e
+                return
+            with lock:
+                if outcome is None:
+                    state["stopped"] = True
+                    return
+                outcomes[i] = outcome
+
+    if not args.gpus:
+        work(None, out_dir)
+    else:
+        workers = []
+        for gpu in args.gpus:
+            folder = os.path.join(out_dir, f"gpu{gpu}")
+            os.makedirs(folder, exist_ok=True)
+            env = {"CUDA_VISIBLE_DEVICES": gpu, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+            workers.append(threading.Thread(target=work, args=(env, folder), daemon=True))
+            workers[-1].start()
+        for worker in workers:
+            worker.join()
+    if state["error"] is not None:
+        raise state["error"]
+    rounds = [outcomes[i] for i in sorted(outcomes)]
     if not rounds:
         raise InputError(f"no round finished within --time-budget {args.time_budget:g} s")
     if len(rounds) < args.rounds:
@@ -242,7 +286,7 @@ def _main(argv: list | None) -> int:
         return cli.UNUSABLE
     result.update(policy=policy.path, paired=policy.paired, rounds_planned=args.rounds, repetitions=args.repetitions,
                   max_repetitions=args.max_repetitions, slowdowns_pct=args.slowdown, filter=args.filter,
-                  binary=args.binary, jobs=args.jobs, wall_s=time.monotonic() - start)
+                  binary=args.binary, jobs=args.jobs, gpus=args.gpus, wall_s=time.monotonic() - start)
     print("\n".join(report(result, args)))
     if args.json:
         cli.write_atomically(args.json, json.dumps(result, indent=1))

@@ -32,6 +32,7 @@ import threading
 
 from opbench_tools import cli
 from opbench_tools.build_dir import MissingBinary, binary
+from opbench_tools.gpus import chosen_gpus, visible_gpus
 
 REFUSED = {  # bench_ops flags a sharded run cannot honour, and why
     "--opbench_shard": "opbench-shard gives each shard its --opbench_shard",
@@ -70,39 +71,6 @@ def split_args(args):
     if fmt != "json":
         raise Usage(f"--benchmark_out_format={fmt}: the merged file is JSON; leave it out or say json")
     return kept, out
-
-
-def visible_gpus():
-    """The GPUs this host shows: CUDA_VISIBLE_DEVICES' entries when it is set, else nvidia-smi's indices."""
-    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if listed is not None:
-        return [g.strip() for g in listed.split(",") if g.strip()]
-    if shutil.which("nvidia-smi") is None:
-        return []
-    try:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [line.strip() for line in smi.stdout.splitlines() if line.strip()] if smi.returncode == 0 else []
-
-
-def chosen_gpus(option, visible):
-    """The GPUs --gpus names (each one this host shows), else every visible one."""
-    if option is None:
-        return visible
-    named = [g.strip() for g in option.split(",") if g.strip()]
-    if not named:
-        raise Usage(f"--gpus {option!r}: name GPU indices or UUIDs, comma-separated (this host shows: "
-                    f"{','.join(visible) or 'none'})")
-    if not visible:
-        raise Usage(f"--gpus {option}: this host shows no GPU (nvidia-smi, CUDA_VISIBLE_DEVICES); "
-                    "--shards N runs N CPU processes")
-    unknown = [g for g in named if g not in visible]
-    if unknown or len(set(named)) != len(named):
-        what = f"{','.join(unknown)} not among" if unknown else "a GPU named twice; one shard per GPU of"
-        raise Usage(f"--gpus {option}: {what} this host's GPUs ({','.join(visible)})")
-    return named
 
 
 def plan_devices(shards, gpus):
@@ -342,7 +310,10 @@ def _main(argv: list | None) -> int:
         if merged_path and os.path.abspath(merged_path) in rows_files:
             raise Usage(f"--benchmark_out={merged_path} is also a file --output {rows} writes (its dashboard "
                         "records); choose another")
-        gpus = chosen_gpus(opts.gpus, visible_gpus())
+        try:
+            gpus = chosen_gpus(opts.gpus, visible_gpus(), "; --shards N runs N CPU processes")
+        except ValueError as e:
+            raise Usage(str(e)) from None
         devices = plan_devices(opts.shards, gpus)
         order = case_order(opts.bench_ops, args)
     except (Usage, MissingBinary, ValueError) as e:

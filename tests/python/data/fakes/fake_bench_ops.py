@@ -4,7 +4,8 @@ writes one Google Benchmark JSON repetition of its cases, each time lognormal ar
 seeded by FAKE_BENCH_SEED and the output file's name (the same run gives the same numbers). It honours
 --benchmark_filter (a Python regex searched in the name), --benchmark_out, --opbench_inject_slowdown=PCT
 (every selected case PCT% slower; bench_ops calibrates a delay to the same effect) and ignores the rest.
-FAKE_BENCH_CASES: JSON {name: [mean us, CV]}; FAKE_BENCH_LOG: a file each run appends its filter to."""
+FAKE_BENCH_CASES: JSON {name: [mean us, CV]}; FAKE_BENCH_LOG: a file each run appends its filter to. The
+JSON's context carries the CUDA_VISIBLE_DEVICES it saw (fake_cuda_visible_devices)."""
 import json
 import os
 import random
@@ -34,7 +35,8 @@ def main() -> int:
                             "repetition_index": 0, "iterations": 1, "real_time": t, "cpu_time": t,
                             "time_unit": "us"})
     with open(out, "w") as f:
-        json.dump({"context": {"opbench_sha": "fake"}, "benchmarks": entries}, f)
+        context = {"opbench_sha": "fake", "fake_cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+        json.dump({"context": context, "benchmarks": entries}, f)
     return 0
 
 
