@@ -12,8 +12,11 @@ tiles 8), every linear and the output head (gpt-fast's WeightOnlyInt4Linear);
 experts: the two chosen experts' weights gathered (gpt-fast's ConditionalFeedForward).
 
   gpu_checks/decode_models_pytorch.py [--model llama2_7b_bf16 ...] [--backend eager|compile ...] [--layers N]
-                            [--json OUT] [--compare bench_ops.json]
+                            [--json OUT] [--compare bench_ops.json] [--trace DIR]
   --config tiny --device cpu runs the tiny configurations (CI checks the script and its byte count).
+  --trace DIR: after the timed generations, one more under PyTorch's profiler, its Chrome trace in
+  DIR/<model>.python_<backend>.trace.json: with bench_ops --opbench_trace DIR on the same models,
+  gpu_checks/kernel_times_from_traces.py DIR puts both sides' kernels by name.
 """
 import argparse
 import importlib.util
@@ -84,7 +87,18 @@ def use_gpt_fast_inductor_settings():
         setattr(inductor_config.triton, setting.split(".")[1], value)
 
 
-def run(name, c, int8, backend, device, runs):
+def profile_generation(m, step, prompt, device, path):
+    """One more generation under PyTorch's profiler (device kernels, or CPU ops without a GPU); its Chrome
+    trace written to `path`."""
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CUDA] if device == "cuda" else [ProfilerActivity.CPU]
+    with profile(activities=activities) as prof:
+        generate(m, step, prompt, device)
+        sync(device)
+    prof.export_chrome_trace(str(path))
+
+
+def run(name, c, int8, backend, device, runs, trace_dir=None):
     start = time.perf_counter()
     torch.manual_seed(0)
     m = Model(c, int8 is True, device, int4=int8 == "int4")
@@ -110,6 +124,8 @@ def run(name, c, int8, backend, device, runs):
             generate(m, step, prompt, device)
             sync(device)
             times.append(time.perf_counter() - t0)
+        if trace_dir:
+            profile_generation(m, step, prompt, device, pathlib.Path(trace_dir) / f"{name}.python_{backend}.trace.json")
     seconds = statistics.median(times)
     streamed = streamed_bytes_per_token(c, int8 is True, int8 == "int4")
     tok_s = c["new_tokens"] / seconds
@@ -161,7 +177,10 @@ def main():
     ap.add_argument("--eager-runs", type=int, help="timed generations of the eager backend (default: --runs)")
     ap.add_argument("--json")
     ap.add_argument("--compare", help="a bench_ops JSON to put beside these rows")
+    ap.add_argument("--trace", metavar="DIR", help="write a profiled generation's Chrome trace per row into DIR")
     args = ap.parse_args()
+    if args.trace:
+        pathlib.Path(args.trace).mkdir(parents=True, exist_ok=True)
     results = []
     for name in args.model or list(MODELS):
         config, int8, _ = MODELS[name]
@@ -173,7 +192,7 @@ def main():
         for backend in args.backend or ["eager", "compile"]:
             try:
                 runs = args.eager_runs if backend == "eager" and args.eager_runs else args.runs
-                r = run(name, c, int8, backend, args.device, runs)
+                r = run(name, c, int8, backend, args.device, runs, args.trace)
             except Exception as e:  # one failing model does not lose the others' rows
                 print(f"{name} {backend}: failed: {type(e).__name__}: {e}", file=sys.stderr)
                 continue

@@ -12,6 +12,8 @@
 #                                    the median table of gpu_checks/own_kernels_vs_inductor.py),
 #                                    inductor, inductor_warm, inductor_ab, inductor_models (the inductor
 #                                    backend: packages built and timed beside torch.compile in Python),
+#                                    inductor_kernels (the int8 decode package's kernels beside compiled
+#                                    Python's, one traced generation each),
 #                                    ab_builds (OLD_BENCH against NEW_BENCH, interleaved processes),
 #                                    tp_decode (tensor-parallel decode on TP_SIZES GPUs under torchrun, the
 #                                    one-GPU graph cases beside; table in tp_decode.md), tp_symmetric_ab
@@ -165,6 +167,18 @@ step_inductor_models() {  # the decode models: packages, bench_ops graph and ind
   tail -4 "$out/models_build.txt" >&2
   MODELS_FILTER="^(Ceiling/.*/read(_cuda)?|(Llama2/(bf16|int8)|Mixtral)/.*/(graph|inductor))(/|\$)" step_models
   step_models_py
+}
+step_inductor_kernels() {  # issue 36: the Llama-2-7B int8 (KERNELS_DTYPE) package's step against compiled Python's,
+  # kernel by kernel: one traced generation of each (bench_ops --opbench_trace, decode_models_pytorch --trace)
+  local dtype=${KERNELS_DTYPE:-int8}
+  build_packages "^Llama2/$dtype/7b-32L/inductor\$" >"$out/kernels_build.txt" 2>&1
+  wall $bench --benchmark_filter="^(Ceiling/.*/read(_cuda)?|Llama2/$dtype/7b-32L/inductor)(/|\$)" \
+    --opbench_trace "$out/kernels" --opbench_trace_iters 1 --benchmark_out="$out/kernels_bench.json" \
+    --benchmark_out_format=json >"$out/kernels_bench.txt" 2>&1
+  wall python3 gpu_checks/decode_models_pytorch.py --model "llama2_7b_$dtype" --backend compile --trace "$out/kernels" \
+    --json "$out/kernels_python.json" --compare "$out/kernels_bench.json" >"$out/kernels_python.txt" 2>&1
+  tail -4 "$out/kernels_python.txt" >&2
+  python3 gpu_checks/kernel_times_from_traces.py "$out/kernels" --top 12 | tee "$out/kernels.txt" >&2
 }
 step_ab_builds() {  # issue 35: OLD_BENCH against NEW_BENCH (two builds), interleaved processes, same GPU
   local kind filter

@@ -76,3 +76,19 @@ def test_a_compiled_row_is_labelled_with_its_model(monkeypatch):
     assert row["model"] == "llama2_7b_bf16"
     assert row["backend"] == "python_compile"
     assert inductor_config.triton.store_cubin is True   # the package's setting was applied
+
+
+def test_trace_writes_a_profiled_generation_per_row(tmp_path, monkeypatch):
+    """--trace DIR: each row's extra generation under the profiler lands in DIR/<model>.python_<backend>.trace.json,
+    a Chrome trace that opbench's trace readers load (on the CPU: the step's ATen ops)."""
+    monkeypatch.syspath_prepend(str(ROOT / "gpu_checks"))
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from load_gpu_check import load_gpu_check
+    from opbench_tools import trace_events
+    script = load_gpu_check("decode_models_pytorch")
+    c = dict(script.CONFIGS["tiny"])
+    row = script.run("llama2_7b_bf16", c, False, "eager", "cpu", 1, tmp_path)
+    path = tmp_path / "llama2_7b_bf16.python_eager.trace.json"
+    events = trace_events.trace_events(trace_events.load_trace(str(path)), str(path))
+    assert row["tok_s"] > 0
+    assert any(isinstance(e, dict) and e.get("name") == "aten::mm" for e in events)
