@@ -4,6 +4,7 @@ a shard that dies loses none of the other shard's rows, and opbench-shard names 
 import csv
 import json
 import os
+import re
 import pathlib
 import signal
 import subprocess
@@ -51,6 +52,10 @@ def test_a_sharded_cpu_sweep_gives_the_rows_and_cases_of_an_unsharded_one(tmp_pa
                    f"--benchmark_out={tmp_path / 'two_gb.json'}")
     assert two.returncode == 0, two.stderr
     assert "[shard 0 cpu]" in two.stdout and "[shard 1 cpu]" in two.stdout
+    # Each shard's closing line: its case runs and the seconds they took (bench_ops' case_wall_s), then the run's.
+    closing = re.findall(r"shard (\d) \(cpu\): ok; (\d+) case run\(s\) in its JSON, ([\d.]+) s of cases", two.stderr)
+    assert [c[0] for c in closing] == ["0", "1"] and sum(float(c[2]) for c in closing) > 0, two.stderr
+    assert re.search(r"opbench-shard: [\d.]+ s from the first shard's start to the last one's end", two.stderr)
 
     # The rows: the same set (experiment, dtype, backend, metric), one run id, each naming its device.
     unsharded, sharded = rows_of(tmp_path / "one.csv"), rows_of(tmp_path / "two.csv")

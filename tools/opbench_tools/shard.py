@@ -14,7 +14,8 @@ processes. What comes out:
   --benchmark_out F   one Google Benchmark JSON: every shard's entries, each tagged opbench_shard and
                       opbench_device_id, in the order one process runs them (Ceiling entries once per
                       shard); the context says the shards, their devices and any that failed
-Console: each shard's lines as they come, prefixed [shard I cuda:I]; a closing line per shard.
+Console: each shard's lines as they come, prefixed [shard I cuda:I]; a closing line per shard (its case runs
+and the seconds they took), then the run's wall time.
 Exit: 0 every shard ok; 1 a shard had failed cases; 2 unusable input (here or a shard's bench_ops);
 3 a shard died (a signal, or an exit code bench_ops does not use): the others' results are kept.
 """
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 from opbench_tools import cli
 from opbench_tools.build_dir import MissingBinary, binary
@@ -324,6 +326,7 @@ def _main(argv: list | None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     print(f"opbench-shard: {len(devices)} shards on {', '.join(label for label, _ in devices)}, {len(order)} cases "
           f"selected, run id {run_id}", file=sys.stderr)
+    started = time.monotonic()
     try:
         results, stopped_by = run_shards(opts.bench_ops, args, devices, run_id, work, opts.times)
         doc, notes = merge(results, devices, order, run_id)
@@ -337,13 +340,17 @@ def _main(argv: list | None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     for note in notes:
         print(f"opbench-shard: {note}", file=sys.stderr)
-    per_shard = {}
+    runs, case_s = {}, {}   # per shard: case runs, and the seconds they took (bench_ops' case_wall_s)
     for entry in doc["benchmarks"]:
         if entry.get("run_type", "iteration") == "iteration":
-            per_shard[entry["opbench_shard"]] = per_shard.get(entry["opbench_shard"], 0) + 1
+            shard = entry["opbench_shard"]
+            runs[shard] = runs.get(shard, 0) + 1
+            case_s[shard] = case_s.get(shard, 0.0) + float(entry.get("case_wall_s", 0.0) or 0.0)
     for i, (code, _) in enumerate(results):
-        print(f"opbench-shard: shard {i} ({devices[i][0]}): {describe(code)}; {per_shard.get(str(i), 0)} case run(s) "
-              f"in its JSON", file=sys.stderr)
+        print(f"opbench-shard: shard {i} ({devices[i][0]}): {describe(code)}; {runs.get(str(i), 0)} case run(s) "
+              f"in its JSON, {case_s.get(str(i), 0.0):.1f} s of cases", file=sys.stderr)
+    print(f"opbench-shard: {time.monotonic() - started:.1f} s from the first shard's start to the last one's end",
+          file=sys.stderr)
     if rows:
         print(f"opbench-shard: {rows_of_run(rows, run_id)} experiment row(s) of run {run_id} in {rows}",
               file=sys.stderr)
