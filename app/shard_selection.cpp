@@ -79,7 +79,7 @@ std::map<std::string, double> seconds_from_json(const std::string& path) {
       continue;
     }
     if (entry.value("error_occurred", false) || entry.value("skipped", false)) {
-      wall[name] += 0;   // Google Benchmark writes no counters for a skipped case: its skip cost ~nothing
+      wall.try_emplace(name, 0.0);   // Google Benchmark writes no counters for a skipped case: its skip cost ~nothing
       continue;
     }
     auto scale = unit.find(entry.value("time_unit", std::string("ns")));

@@ -158,11 +158,12 @@ TEST(GemvConfigs, PairedEpiloguesGetTwoRowsAGroup) {
     for (WeightType w : {kBf16, kInt8, kInt4})
       for (GemvEpilogue e : {GemvEpilogue::kSwiglu, GemvEpilogue::kRopeCache})
         for (int64_t rows : {64, 4096, 12288, 28672})
-          for (int64_t cols : {1024, 4096, 14336}) {
-            SCOPED_TRACE(gemv_config_name(gemv_config(rules, normed(plain(w, rows, cols), e), true)));
-            EXPECT_EQ(gemv_config(rules, normed(plain(w, rows, cols), e), true).rows, 2);
-            EXPECT_EQ(gemv_config(rules, normed(plain(w, rows, cols), e), false).rows, 2);
-          }
+          for (int64_t cols : {1024, 4096, 14336})
+            for (bool programmatic : {true, false}) {
+              const GemvConfig c = gemv_config(rules, normed(plain(w, rows, cols), e), programmatic);
+              SCOPED_TRACE(gemv_config_name(c) + " for " + std::to_string(rows) + "x" + std::to_string(cols));
+              EXPECT_EQ(c.rows, 2);
+            }
 }
 
 // int4's layout rules count weights, not bytes: 32 a 16-byte load, half a byte each.
