@@ -24,6 +24,9 @@ With --time-budget no round starts once that many seconds have passed; the round
 evaluated (the output says how many of --rounds that was). With --gpus the rounds run side by side, one at a
 time on each named GPU (CUDA_VISIBLE_DEVICES): every group of a round on the same GPU, so its comparisons
 stay side by side, and a round's files under OUT/gpu<G>; on a host of 4 GPUs, 4 rounds at once.
+With --combine A.json B.json ... it runs nothing: it adds up the rounds of earlier runs' --json files (the
+same policy, filter, repetitions and slowdowns; e.g. calls of a device limited to minutes each) and prints
+and judges the sum as one run.
 Exit status: 0 when no A/A round failed and every case was caught in >= 95% of rounds at every injected
 slowdown above its threshold, 1 otherwise, 2 on unusable input. Full description: docs/compare_and_gate.md
 ("Is the gate trustworthy here?").
@@ -45,6 +48,7 @@ from opbench_tools.benchmark_processes import Group
 from opbench_tools.gate import Outcome, check_runs
 from opbench_tools.gate_policy import load_policy
 from opbench_tools.gpus import chosen_gpus, visible_gpus
+from opbench_tools.json_input import parse_json_file
 from opbench_tools.sequential import run_until_resolved
 from opbench_tools.stats import NOISE_Z, scipy_stats
 
@@ -127,6 +131,7 @@ def case_figures(name: str, rounds: list, slowdowns: list) -> dict:
     caught = [p for p in slowdowns if per[f"{p:g}"]["rounds"] and
               per[f"{p:g}"]["caught"] >= RELIABLE * per[f"{p:g}"]["rounds"]]
     return {"aa_rounds": len(aa), "aa_slower": sum(c.verdict == "SLOWER" for c in aa),
+            "aa_needed_pct": [100 * n for n in needed],
             "aa_faster": sum(c.verdict == "FASTER" for c in aa),
             "aa_unresolved": sum(c.verdict in ("NOISY", "UNSURE") for c in aa),
             "aa_changes_pct": [100 * (c.change or 0) for c in aa],
@@ -136,18 +141,22 @@ def case_figures(name: str, rounds: list, slowdowns: list) -> dict:
             "smallest_reliable_slowdown_pct": 100 * quantile(needed, RELIABLE) if needed else None}
 
 
-def report(result: dict, args) -> list:
-    r, slow = result["rounds"], args.slowdown
+def report(result: dict) -> list:
+    r, slow = result["rounds"], result["slowdowns_pct"]
     planned = "" if result["rounds_planned"] == r else f" (of {result['rounds_planned']} planned: time budget)"
-    steps = (f", sequential up to {args.max_repetitions} (+{args.batch} a step)"
-             if (args.max_repetitions or 0) > args.repetitions else "")
-    lines = [f"gate self-test: {args.binary}, filter {args.filter!r}, {r} rounds{planned} x {args.repetitions} "
-             f"processes a side{steps}, injected {', '.join(f'{p:g}%' for p in slow)}, policy {result['policy']}"
-             f"{' (paired)' if result['paired'] else ''}"
-             f"{', rounds side by side on GPUs ' + ','.join(args.gpus) if args.gpus else ''}, {result['wall_s']:.0f} s",
-             f"false alarms: the gate failed {result['aa_rounds_failed']} of {r} A/A rounds = "
-             f"{100 * result['false_alarm_rate']:.0f}% (95% upper bound {100 * result['false_alarm_upper_95']:.1f}%); "
-             f"{result['aa_rounds_inconclusive']} ended INCONCLUSIVE"]
+    most, batch = result["max_repetitions"] or 0, result.get("batch")
+    steps = (f", sequential up to {most}" + (f" (+{batch} a step)" if batch else "")
+             if most > result["repetitions"] else "")
+    lines = [f"gate self-test: {result['binary']}, filter {result['filter']!r}, {r} rounds{planned} x "
+             f"{result['repetitions']} processes a side{steps}, injected {', '.join(f'{p:g}%' for p in slow)}, "
+             f"policy {result['policy']}{' (paired)' if result['paired'] else ''}"
+             f"{', rounds side by side on GPUs ' + ','.join(result['gpus']) if result['gpus'] else ''}, "
+             f"{result['wall_s']:.0f} s"]
+    lines += [f"combined from {len(result['combined_from'])} runs: " +
+              ", ".join(f"{path} ({n} rounds)" for path, n in result["combined_from"])] if "combined_from" in result else []
+    lines += [f"false alarms: the gate failed {result['aa_rounds_failed']} of {r} A/A rounds = "
+              f"{100 * result['false_alarm_rate']:.0f}% (95% upper bound {100 * result['false_alarm_upper_95']:.1f}%); "
+              f"{result['aa_rounds_inconclusive']} ended INCONCLUSIVE"]
     for p in slow:
         failed = result["detection_rounds_failed"][f"{p:g}"]
         lines.append(f"detection at {p:g}%: the gate failed {failed} of {r} rounds = {100 * failed / r:.0f}%; "
@@ -171,8 +180,11 @@ def report(result: dict, args) -> list:
 def parse_args(argv: list) -> argparse.Namespace:
     p = cli.Parser(prog="opbench-gate-selftest", description=__doc__.split(": ", 1)[1],
                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--binary", required=True, help="the bench_ops to test the gate with")
-    p.add_argument("--filter", required=True, help="--benchmark_filter of the cases (a few; every one is slowed)")
+    p.add_argument("--binary", help="the bench_ops to test the gate with (required unless --combine)")
+    p.add_argument("--filter", help="--benchmark_filter of the cases (a few; every one is slowed; required unless "
+                   "--combine)")
+    p.add_argument("--combine", nargs="+", metavar="JSON", help="run nothing: add up the rounds of these earlier "
+                   "--json files (same policy, filter, repetitions and slowdowns) and judge them as one run")
     p.add_argument("--rounds", type=int, default=20, help="A/A rounds and detection rounds (default 20)")
     p.add_argument("--repetitions", type=int, help="processes per side and round (default: the policy's min_repetitions)")
     p.add_argument("--max-repetitions", type=int, metavar="N", help="sequential: add processes to unresolved "
@@ -192,6 +204,8 @@ def parse_args(argv: list) -> argparse.Namespace:
                    "rounds that finished")
     p.add_argument("--bench-arg", action="append", default=[], metavar="ARGS", help="extra bench_ops arguments")
     args = p.parse_args(argv)
+    if not args.combine and (args.binary is None or args.filter is None):
+        p.error("--binary and --filter are required (unless --combine)")
     args.slowdown = sorted(set(args.slowdown or DEFAULT_SLOWDOWNS_PCT))
     reps = args.repetitions or 2
     if not (1 <= args.rounds <= 1000 and 1 <= args.jobs <= 1024 and all(0 < s <= 1000 for s in args.slowdown)
@@ -270,8 +284,85 @@ def run_rounds(args, policy, out_dir: str) -> list:
     return rounds
 
 
+SAME_IN_EVERY_PART = ("policy", "paired", "filter", "repetitions", "max_repetitions", "slowdowns_pct")
+
+
+def load_part(path: str) -> dict:
+    part = parse_json_file(path)
+    keys = SAME_IN_EVERY_PART + ("rounds", "cases", "aa_rounds_failed", "detection_rounds_failed")
+    if not isinstance(part, dict) or any(k not in part for k in keys) or not part["rounds"]:
+        raise InputError(f"--combine {path}: not the --json of a gate self-test (needs {', '.join(keys)})")
+    return part
+
+
+def combined(paths: list) -> dict:
+    """The sum of earlier runs' results (their --json): counts added, per-round lists joined, rates and the
+    smallest slowdowns judged again. The noise-predicted smallest slowdown is recomputed from every A/A
+    round where each part kept its rounds' figures (aa_needed_pct), else it is the largest of the parts'."""
+    parts = [load_part(path) for path in paths]
+    first = parts[0]
+    for path, part in zip(paths[1:], parts[1:]):
+        for key in SAME_IN_EVERY_PART + ("cases",):
+            mine, theirs = part.get(key), first.get(key)
+            if key == "cases":
+                mine, theirs = sorted(mine or {}), sorted(theirs or {})
+            if mine != theirs:
+                raise InputError(f"--combine: {path} has {key} {mine!r}, {paths[0]} {theirs!r}: not one experiment")
+    total = dict(first)
+    for key in ("rounds", "aa_rounds_failed", "aa_rounds_inconclusive", "rounds_planned", "wall_s"):
+        total[key] = sum(part[key] for part in parts)
+    for key in ("detection_rounds_failed", "detection_rounds_inconclusive"):
+        total[key] = {p: sum(part[key][p] for part in parts) for p in first[key]}
+    total["false_alarm_rate"] = total["aa_rounds_failed"] / total["rounds"]
+    total["false_alarm_upper_95"] = upper_bound(total["aa_rounds_failed"], total["rounds"])
+    total["gpus"] = sorted({g for part in parts for g in part.get("gpus") or []}) or None
+    total["batch"] = first.get("batch") if all(part.get("batch") == first.get("batch") for part in parts) else None
+    total["cases"] = {name: combined_case([part["cases"][name] for part in parts]) for name in first["cases"]}
+    total["combined_from"] = [(path, part["rounds"]) for path, part in zip(paths, parts)]
+    return total
+
+
+def combined_case(parts: list) -> dict:
+    case = dict(parts[0])
+    for key in ("aa_rounds", "aa_slower", "aa_faster", "aa_unresolved"):
+        case[key] = sum(c[key] for c in parts)
+    for key in ("aa_changes_pct", "repetitions"):
+        case[key] = [v for c in parts for v in c[key]]
+    case["slowdowns"] = {p: {"rounds": sum(c["slowdowns"][p]["rounds"] for c in parts),
+                             "caught": sum(c["slowdowns"][p]["caught"] for c in parts),
+                             "changes_pct": [v for c in parts for v in c["slowdowns"][p]["changes_pct"]]}
+                         for p in parts[0]["slowdowns"]}
+    caught = [float(p) for p, d in case["slowdowns"].items() if d["rounds"] and d["caught"] >= RELIABLE * d["rounds"]]
+    case["smallest_caught_pct"] = min(caught) if caught else None
+    if all("aa_needed_pct" in c for c in parts):
+        case["aa_needed_pct"] = [v for c in parts for v in c["aa_needed_pct"]]
+        case["smallest_reliable_slowdown_pct"] = quantile(case["aa_needed_pct"], RELIABLE) if case["aa_needed_pct"] else None
+    else:
+        known = [c["smallest_reliable_slowdown_pct"] for c in parts if c["smallest_reliable_slowdown_pct"] is not None]
+        case.pop("aa_needed_pct", None)
+        case["smallest_reliable_slowdown_pct"] = max(known) if known else None
+    return case
+
+
+def verdict(result: dict) -> int:
+    """0 when no A/A round failed and every case was caught in >= 95% of rounds at each slowdown above its
+    threshold, else 1."""
+    required = [(c, f"{p:g}") for c in result["cases"].values() for p in result["slowdowns_pct"]
+                if p > c["threshold_pct"]]
+    reliable = all(c["slowdowns"][p]["caught"] >= RELIABLE * c["slowdowns"][p]["rounds"] for c, p in required)
+    return 0 if result["aa_rounds_failed"] == 0 and reliable else 1
+
+
 def _main(argv: list | None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.combine:
+        try:
+            cli.check_outputs({f"--combine {path}": path for path in args.combine}, {"--json": args.json})
+            result = combined(args.combine)
+        except InputError as e:
+            print(f"opbench-gate-selftest: {e}", file=sys.stderr)
+            return cli.UNUSABLE
+        return finish(result, args.json)
     try:
         policy = load_policy(args.policy)
         check_inputs(args, policy)
@@ -285,14 +376,17 @@ def _main(argv: list | None) -> int:
         print(f"opbench-gate-selftest: {e}", file=sys.stderr)
         return cli.UNUSABLE
     result.update(policy=policy.path, paired=policy.paired, rounds_planned=args.rounds, repetitions=args.repetitions,
-                  max_repetitions=args.max_repetitions, slowdowns_pct=args.slowdown, filter=args.filter,
-                  binary=args.binary, jobs=args.jobs, gpus=args.gpus, wall_s=time.monotonic() - start)
-    print("\n".join(report(result, args)))
-    if args.json:
-        cli.write_atomically(args.json, json.dumps(result, indent=1))
-    required = [(c, f"{p:g}") for c in result["cases"].values() for p in args.slowdown if p > c["threshold_pct"]]
-    reliable = all(c["slowdowns"][p]["caught"] >= RELIABLE * c["slowdowns"][p]["rounds"] for c, p in required)
-    return 0 if result["aa_rounds_failed"] == 0 and reliable else 1
+                  max_repetitions=args.max_repetitions, batch=args.batch, slowdowns_pct=args.slowdown,
+                  filter=args.filter, binary=args.binary, jobs=args.jobs, gpus=args.gpus,
+                  wall_s=time.monotonic() - start)
+    return finish(result, args.json)
+
+
+def finish(result: dict, json_path: str | None) -> int:
+    print("\n".join(report(result)))
+    if json_path:
+        cli.write_atomically(json_path, json.dumps(result, indent=1))
+    return verdict(result)
 
 
 if __name__ == "__main__":
