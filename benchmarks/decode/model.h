@@ -94,10 +94,6 @@ struct Model {
   // symmetric all-reduce gives wrong sums in CUDA graphs (NVIDIA/nccl#1924; TensorRT-LLM avoids it the
   // same way). Undefined: the step's own buffer, summed in place.
   at::Tensor reduce_buffer;
-  // The own-kernel step of a shard: while each all-reduce runs, this many bytes of the weights its next
-  // GEMVs read (in the step's order) are fetched into L2 on a side stream (0: none). The all-reduce is
-  // latency-bound and leaves the memory idle; the GEMV after it then reads that part from L2.
-  int64_t l2_prefetch_bytes = 0;
 };
 
 // Random weights on `device` (seeded by the caller through at::manual_seed; a whole model's config): randn / sqrt(fan_in) for

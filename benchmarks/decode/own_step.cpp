@@ -7,8 +7,6 @@
 #include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include <algorithm>
-
 #include "kernels/decode/decode_kernels.h"
 #include "opbench/check.h"
 
@@ -68,13 +66,6 @@ OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(pro
     route_idx_ = at::empty({c.top_k}, opts.dtype(c10::kLong));
     route_w_ = at::empty({c.top_k}, opts.dtype(c10::kFloat));
   }
-  if (model.all_reduce && model.l2_prefetch_bytes > 0) {
-    auto span = [](const Linear& l) { return WeightSpan{l.w.data_ptr(), static_cast<int64_t>(l.w.nbytes())}; };
-    for (const Layer& layer : model.layers)
-      for (const Linear* l : {&layer.wqkv, &layer.wo, &layer.w13, &layer.w2}) read_order_.push_back(span(*l));
-    read_order_.push_back(span(model.output));
-    side_stream_ = c10::cuda::getStreamFromPool(false, model.tok_emb.device().index()).stream();
-  }
 }
 
 std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
@@ -83,33 +74,14 @@ std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
                                   : "gemv_bf16";
   std::string names = "own:" + gemv + "+rms_norm/rope_cache/residual_add/swiglu," +
                       (model.cfg.moe() ? "gather_gemv,top2_route,residual_add," : "") + "decode_attention,next_token";
-  if (model.all_reduce) {
+  if (model.all_reduce)
     names += std::string(",residual_add nccl:all_reduce x2/layer") + (model.reduce_buffer.defined() ? " (symmetric window)" : "");
-    if (model.l2_prefetch_bytes > 0)
-      names += " l2_prefetch(" + std::to_string(model.l2_prefetch_bytes >> 20) + " MiB of the next weights beside each)";
-  }
   return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding";
-}
-
-// read_order_[done + 1..]'s first bytes, as far as they go (at most kL2PrefetchMaxRegions spans).
-void OwnStep::prefetch_after(size_t done, cudaStream_t stream) {
-  kernels::L2PrefetchArgs a;
-  int64_t left = m_.l2_prefetch_bytes;
-  for (size_t i = done + 1; i < read_order_.size() && left > 0 && a.regions < kernels::kL2PrefetchMaxRegions; ++i) {
-    a.ptr[a.regions] = read_order_[i].ptr;
-    a.bytes[a.regions] = std::min(left, read_order_[i].bytes);
-    left -= a.bytes[a.regions++];
-  }
-  OPBENCH_CUDA_CHECK(cudaEventRecord(fork_.get(), stream));
-  OPBENCH_CUDA_CHECK(cudaStreamWaitEvent(side_stream_, fork_.get(), 0));
-  kernels::launch_l2_prefetch(a, side_stream_);
-  forked_ = true;
 }
 
 // h += l . x: the GEMV adds into h; a shard's GEMV writes its partial, summed over the ranks, then added
 // (with Model::reduce_buffer: wo's partial, `second` false, in its row 0, w2's in row 1, summed into h's delta).
-// Layer `layer`'s wo (`second` false) or w2.
-void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, int64_t layer, bool second, cudaStream_t stream) {
+void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaStream_t stream) {
   if (!m_.all_reduce) {
     kernels::GemvArgs a = gemv_args(l, x, h_);
     a.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
@@ -120,7 +92,6 @@ void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, int64_t layer, bool
   at::Tensor sum = delta_.narrow(0, 0, 1);
   at::Tensor partial = window ? m_.reduce_buffer.narrow(0, second ? 1 : 0, 1) : sum;
   kernels::launch_gemv(gemv_args(l, x, partial), stream);
-  if (!read_order_.empty()) prefetch_after(static_cast<size_t>(4 * layer + (second ? 3 : 1)), stream);
   m_.all_reduce(partial, sum);
   kernels::ResidualAddArgs add;
   add.h = h_.data_ptr();
@@ -138,7 +109,7 @@ void OwnStep::feed_forward(int64_t l, cudaStream_t stream) {
     kernels::GemvArgs w13 = normed_args(layer.w13, layer.ffn_norm, act_);
     w13.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
     kernels::launch_gemv(w13, stream);
-    add_to_h(layer.w2, act_, l, /*second=*/true, stream);
+    add_to_h(layer.w2, act_, /*second=*/true, stream);
     return;
   }
   kernels::launch_gemv(normed_args(layer.gate, layer.ffn_norm, router_), stream);
@@ -195,15 +166,10 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     att.partials = attn_partials_.data_ptr<float>();
     att.counters = static_cast<unsigned*>(attn_counters_.data_ptr());
     kernels::launch_decode_attention(att, stream, programmatic_);
-    add_to_h(layer.wo, attn_, l, /*second=*/false, stream);
+    add_to_h(layer.wo, attn_, /*second=*/false, stream);
     feed_forward(l, stream);
   }
   kernels::launch_gemv(normed_args(m_.output, m_.norm, logits_), stream);
-  if (forked_) {   // the side stream rejoins: a captured step ends with every fork joined
-    OPBENCH_CUDA_CHECK(cudaEventRecord(join_.get(), side_stream_));
-    OPBENCH_CUDA_CHECK(cudaStreamWaitEvent(stream, join_.get(), 0));
-    forked_ = false;
-  }
   return logits_;
 }
 

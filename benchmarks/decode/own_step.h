@@ -14,9 +14,7 @@
 // A tensor-parallel shard (shard.h: its Model::all_reduce set): the output and W2 GEMVs write the rank's
 // partial instead of adding into h, model.all_reduce sums it over the ranks (NCCL, enqueued on the
 // stream: captured with the rest), and residual_add adds it into h -- seven kernels and two all-reduces
-// per layer. With Model::l2_prefetch_bytes, each all-reduce has an l2_prefetch kernel beside it (a side
-// stream forked after the partial's GEMV, joined at the end of the step) fetching the next weights the
-// step reads. Whole models run the five kernels above, unchanged.
+// per layer. Whole models run the five kernels above, unchanged.
 // `programmatic` (sm_90+): each own kernel is a programmatic dependent launch, so it starts while the
 // previous one finishes -- a GEMV's blocks fetch their first weights during the kernel before it, and
 // the launch gaps close. Off: each launch waits for the previous.
@@ -25,9 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
-#include <vector>
 
-#include "cuda_resources.h"
 #include "kernels/gemv/gemv.h"
 #include "decode/model.h"
 
@@ -48,10 +44,7 @@ class OwnStep {
 
  private:
   void feed_forward(int64_t l, cudaStream_t stream);
-  void add_to_h(const Linear& l, const at::Tensor& x, int64_t layer, bool second, cudaStream_t stream);
-  // Forks the side stream after what `stream` holds and fetches into L2 the first Model::l2_prefetch_bytes
-  // of the weights read after read_order_[done].
-  void prefetch_after(size_t done, cudaStream_t stream);
+  void add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaStream_t stream);
   kernels::GemvArgs gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) const;
   // gemv_args with the rms norm prologue: x is the residual stream h, normalized with `norm_w`.
   kernels::GemvArgs normed_args(const Linear& l, const at::Tensor& norm_w, at::Tensor& y) const;
@@ -62,14 +55,6 @@ class OwnStep {
   Routes* route_log_ = nullptr;
   at::Tensor h_, q_, attn_, delta_, act_, logits_, router_, route_idx_, route_w_;
   at::Tensor attn_partials_, attn_counters_;   // decode_attention's workspace (kernels/decode/decode_kernels.h)
-  struct WeightSpan {
-    const void* ptr;
-    int64_t bytes;
-  };
-  std::vector<WeightSpan> read_order_;   // a dense shard's GEMV weights as a step reads them (prefetching only)
-  cudaStream_t side_stream_ = nullptr;   // from c10's pool (prefetching only)
-  detail::CudaEvent fork_, join_;
-  bool forked_ = false;                  // this step forked the side stream: join it before returning
 };
 
 }  // namespace opbench::decode

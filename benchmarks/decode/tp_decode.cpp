@@ -147,13 +147,6 @@ int64_t checksum(const std::vector<at::Tensor>& tensors) {
   return fingerprint(sums.data(), sums.size() * sizeof(double));
 }
 
-// OPBENCH_TP_PREFETCH_MB: MiB of the next weights the own-kernel step fetches into L2 during each all-reduce
-// (Model::l2_prefetch_bytes); unset: none (bench_ops checked the value at start: a whole number <= 1024).
-int64_t l2_prefetch_mib() {
-  const char* value = std::getenv("OPBENCH_TP_PREFETCH_MB");
-  return value && *value ? std::stoll(value) : 0;
-}
-
 Model make_rank_shard(CaseContext& ctx, Communicator& comm) {
   const CaseInfo& info = ctx.info();
   const ModelConfig whole = decode::config_of(info.dims), shard = rank_config(info.dims);
@@ -166,7 +159,6 @@ Model make_rank_shard(CaseContext& ctx, Communicator& comm) {
   if (ctx.device().is_cuda()) decode::require_device_memory(decode::resident_bytes(shard, int8, act) + 2e9);
   Model m = decode::make_shard(whole, comm.rank(), shard.tp, kSeed, act, int8, ctx.device());
   m.all_reduce = [&comm](const at::Tensor& partial, const at::Tensor& sum) { comm.enqueue(Op::kAllReduce, partial, sum); };
-  m.l2_prefetch_bytes = l2_prefetch_mib() << 20;
   return m;
 }
 

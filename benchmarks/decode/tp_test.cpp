@@ -166,13 +166,6 @@ TEST(TensorParallel, OwnKernelTpStepGivesTheWholeModelsLogitsOnGpu) {   // (b), 
   };
   for (bool int8 : {false, true})
     EXPECT_LT(tp_vs_whole(model_config("tiny-gqa"), 2, at::kBFloat16, int8, at::kCUDA, own), 0.05) << int8;   // kLogitsRelRms
-  // With the L2 prefetch beside each all-reduce (a side stream forked and joined every step): the same
-  // logits, and the side stream joined (the step's logits are read on the step's stream).
-  auto prefetching = [&own](Model& m, const at::Tensor& token, const at::Tensor& pos) {
-    m.l2_prefetch_bytes = 3 << 20;
-    return own(m, token, pos);
-  };
-  EXPECT_LT(tp_vs_whole(model_config("tiny-gqa"), 2, at::kBFloat16, false, at::kCUDA, prefetching), 0.05);
 }
 #endif
 

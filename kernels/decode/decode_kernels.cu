@@ -241,32 +241,6 @@ __global__ void top2_route(const bf16* logits, int64_t n, int64_t* idx, float* w
   weights[1] = e1 / (1.f + e1);
 }
 
-constexpr int64_t kPrefetchChunkBytes = 16384;
-constexpr int kPrefetchBlocks = 64;
-
-__device__ __forceinline__ void prefetch_span_l2(const char* p, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#else
-  for (uint32_t at = 0; at < bytes; at += 128) prefetch_l2(p + at);
-#endif
-}
-
-// Each thread takes every (gridDim.x * blockDim.x)-th 16 KB chunk of each span.
-__global__ void l2_prefetch(L2PrefetchArgs a) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (int r = 0; r < a.regions; ++r) {
-    const char* base = static_cast<const char*>(a.ptr[r]);
-    const int64_t chunks = (a.bytes[r] + kPrefetchChunkBytes - 1) / kPrefetchChunkBytes;
-    for (int64_t c = first; c < chunks; c += stride) {
-      const int64_t left = a.bytes[r] - c * kPrefetchChunkBytes;
-      const auto bytes = static_cast<uint32_t>(left < kPrefetchChunkBytes ? left : kPrefetchChunkBytes) & ~15u;
-      if (bytes > 0) prefetch_span_l2(base + c * kPrefetchChunkBytes, bytes);
-    }
-  }
-}
-
 [[noreturn]] void invalid(const char* kernel, const std::string& why) { throw Error(std::string(kernel) + ": " + why); }
 
 unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
@@ -295,16 +269,6 @@ void launch_next_token(const NextTokenArgs& a, cudaStream_t stream, bool program
   if (a.vocab <= 0 || a.prompt_len <= 0) invalid("next_token", "vocab and prompt_len must be positive");
   const bool vectorized = reinterpret_cast<uintptr_t>(a.logits) % 16 == 0;
   launch_kernel(next_token, dim3(1), dim3(kNextTokenThreads), 0, stream, programmatic, a, vectorized);
-}
-
-void launch_l2_prefetch(const L2PrefetchArgs& a, cudaStream_t stream) {
-  if (a.regions < 0 || a.regions > kL2PrefetchMaxRegions) invalid("l2_prefetch", "regions must be in [0, 4]");
-  for (int r = 0; r < a.regions; ++r) {
-    if (!a.ptr[r] || a.bytes[r] < 0) invalid("l2_prefetch", "null pointer or negative size");
-    if (reinterpret_cast<uintptr_t>(a.ptr[r]) % 16 != 0) invalid("l2_prefetch", "spans must start 16-byte aligned");
-  }
-  if (a.regions == 0) return;
-  launch_kernel(l2_prefetch, dim3(kPrefetchBlocks), dim3(kWarp), 0, stream, false, a);
 }
 
 void launch_top2_route(const void* logits, int64_t n_experts, int64_t* idx, float* weights, cudaStream_t stream,

@@ -64,19 +64,6 @@ struct NextTokenArgs {
 };
 void launch_next_token(const NextTokenArgs& args, cudaStream_t stream, bool programmatic = false);
 
-// Starts fetching `regions` spans of device memory into L2 and returns: a hint with no result (on sm_90
-// one cp.async.bulk.prefetch.L2 per 16 KB, before it prefetch.global.L2 per 128-byte line), so what a later
-// kernel reads of them hits L2 if it is still there. The last bytes of a span past a multiple of 16 may be
-// left out. The tensor-parallel step issues it on a side stream while an all-reduce leaves the memory
-// idle, for the weights the next GEMVs read. 64 blocks of one warp: it leaves the SMs to the kernel beside it.
-constexpr int kL2PrefetchMaxRegions = 4;
-struct L2PrefetchArgs {
-  const void* ptr[kL2PrefetchMaxRegions] = {};
-  int64_t bytes[kL2PrefetchMaxRegions] = {};
-  int regions = 0;
-};
-void launch_l2_prefetch(const L2PrefetchArgs& args, cudaStream_t stream);
-
 // Mixture-of-experts routing of one token: p = softmax(logits) over n_experts (bf16 in), the two largest
 // (the lower index first on a tie), idx[0..1] (int64) and weights[0..1] = p / (p0 + p1) (fp32).
 void launch_top2_route(const void* logits, int64_t n_experts, int64_t* idx, float* weights, cudaStream_t stream,
