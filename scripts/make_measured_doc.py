@@ -152,14 +152,25 @@ def stream_table(folder):
 
 
 def gate_table(folder):
-    rows = []
-    for path in sorted(folder.glob("*.json")):
+    """A self-test's figures per case and slowdown, the record's parts (its JSON files: device calls run as
+    one experiment, opbench-gate-selftest --combine) added up; the noise column is the largest part's."""
+    files = sorted(folder.glob("*.json"))
+    totals = {}
+    for path in files:
         for case, c in json.loads(path.read_text())["cases"].items():
             for label, caught, rounds, changes in selftest_slowdowns(c):
-                rows.append([path.stem, case, f"{c['aa_slower'] + c['aa_faster']} of {c['aa_rounds']}",
-                             f"{caught} of {rounds}{label}", pct(statistics.median(changes)),
-                             f"{c['smallest_reliable_slowdown_pct']:.1f}%"])
-    return [md_table(["file", "case", "A/A false alarms", "slowdown caught", "injected, as measured (median)",
+                t = totals.setdefault((case, label), {"aa": 0, "aa_rounds": 0, "caught": 0, "rounds": 0,
+                                                      "changes": [], "noise": 0.0})
+                t["aa"] += c["aa_slower"] + c["aa_faster"]
+                t["aa_rounds"] += c["aa_rounds"]
+                t["caught"] += caught
+                t["rounds"] += rounds
+                t["changes"] += changes
+                t["noise"] = max(t["noise"], c["smallest_reliable_slowdown_pct"])
+    parts = ", ".join(p.stem for p in files)
+    rows = [[parts, case, f"{t['aa']} of {t['aa_rounds']}", f"{t['caught']} of {t['rounds']}{label}",
+             pct(statistics.median(t["changes"])), f"{t['noise']:.1f}%"] for (case, label), t in totals.items()]
+    return [md_table(["files", "case", "A/A false alarms", "slowdown caught", "injected, as measured (median)",
                       "smallest reliably caught"], rows)]
 
 

@@ -77,3 +77,58 @@ def test_gpus_not_shown_by_the_host_are_refused(tmp_path):
         proc, _, _ = fake_selftest(tmp_path, {"min_repetitions": 3}, "--rounds", "1", "--repetitions", "3",
                                    "--gpus", gpus, gpus_shown="0,1")
         assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+
+
+def combine(*args):
+    return subprocess.run([sys.executable, "-m", "opbench_tools.gate_selftest", "--combine", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_combine_adds_up_runs_and_judges_the_sum_as_one(tmp_path):
+    # Two runs of the same experiment (2 rounds and 1): --combine gives the 3 rounds of one run of 3 -- the
+    # counts added, the per-round figures joined, the smallest slowdowns judged again -- and its exit status.
+    policy = {"min_repetitions": 5, "max_slowdown_pct": 1.2, "rules": [{"pattern": "^Noisy/", "max_slowdown_pct": 20}]}
+    parts = []
+    for rounds, seed in (("2", "3"), ("1", "4")):
+        folder = tmp_path / f"part{rounds}"
+        folder.mkdir()
+        proc, result, _ = fake_selftest(folder, policy, "--rounds", rounds, "--repetitions", "5", "--slowdown", "10",
+                                        seed=seed)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        parts.append((folder / "selftest.json", result))
+    out = tmp_path / "sum.json"
+    proc = combine(parts[0][0], parts[1][0], "--json", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    total = json.loads(out.read_text())
+    assert total["rounds"] == 3 and total["combined_from"] == [[str(parts[0][0]), 2], [str(parts[1][0]), 1]]
+    assert "combined from 2 runs" in proc.stdout and "the gate failed 0 of 3 A/A rounds" in proc.stdout
+    for name, case in total["cases"].items():
+        ones = [p[1]["cases"][name] for p in parts]
+        assert case["aa_changes_pct"] == ones[0]["aa_changes_pct"] + ones[1]["aa_changes_pct"]
+        assert case["slowdowns"]["10"]["caught"] == sum(c["slowdowns"]["10"]["caught"] for c in ones)
+        assert len(case["aa_needed_pct"]) == 3 and case["smallest_reliable_slowdown_pct"] is not None
+    # A part missing a catch turns the sum's verdict: Calm caught in 2 of 3 rounds at 10% is below 95%.
+    doctored = json.loads(parts[1][0].read_text())
+    doctored["cases"]["Calm/bf16/64/aten"]["slowdowns"]["10"]["caught"] = 0
+    missed = tmp_path / "missed.json"
+    missed.write_text(json.dumps(doctored))
+    proc = combine(parts[0][0], missed)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert json.loads(parts[0][0].read_text())["cases"]["Calm/bf16/64/aten"]["smallest_caught_pct"] == 10
+
+
+def test_combine_refuses_parts_of_different_experiments_and_other_files(tmp_path):
+    policy = {"min_repetitions": 3}
+    made = []
+    for slowdown in ("5", "10"):
+        folder = tmp_path / f"s{slowdown}"
+        folder.mkdir()
+        proc, _, _ = fake_selftest(folder, policy, "--rounds", "1", "--repetitions", "3", "--slowdown", slowdown)
+        assert proc.returncode in (0, 1), proc.stderr
+        made.append(folder / "selftest.json")
+    proc = combine(*made)
+    assert proc.returncode == 2 and "has slowdowns_pct [10.0]" in proc.stderr and "not one experiment" in proc.stderr
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"benchmarks": []}))
+    proc = combine(made[0], other)
+    assert proc.returncode == 2 and "not the --json of a gate self-test" in proc.stderr, proc.stderr

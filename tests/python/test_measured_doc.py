@@ -81,12 +81,19 @@ def test_records_hold_data_not_code():
 
 def test_a_self_test_record_with_several_slowdowns_gets_a_row_each(tree):
     # opbench-gate-selftest writes per-slowdown figures since issue 39; the older records keep their one.
-    folder = tree / "records" / "NVIDIA_H100_80GB_HBM3" / "gate_selftest"
+    folder = tree / "records" / "NVIDIA_H200" / "gate_selftest"
+    for old in folder.glob("*.json"):
+        old.unlink()
     case = {"aa_rounds": 20, "aa_slower": 0, "aa_faster": 0, "smallest_reliable_slowdown_pct": 1.4,
             "slowdowns": {"2": {"caught": 19, "rounds": 20, "changes_pct": [2.1] * 20},
                           "5": {"caught": 20, "rounds": 20, "changes_pct": [5.0] * 20}}}
-    (folder / "gate_selftest_part1.json").write_text(json.dumps({"cases": {"X/bf16/1/cuda": case}}))
+    (folder / "part1.json").write_text(json.dumps({"cases": {"X/bf16/1/cuda": case}}))
+    # A second part (another device call) is added to the first: one row per case and slowdown.
+    case2 = dict(case, aa_rounds=3, aa_slower=1, smallest_reliable_slowdown_pct=1.7,
+                 slowdowns={"2": {"caught": 3, "rounds": 3, "changes_pct": [2.1] * 3},
+                            "5": {"caught": 3, "rounds": 3, "changes_pct": [5.0] * 3}})
+    (folder / "part2.json").write_text(json.dumps({"cases": {"X/bf16/1/cuda": case2}}))
     proc = generate(tree, "--stdout")
     assert proc.returncode == 0, proc.stderr
-    assert "| X/bf16/1/cuda | 0 of 20 | 19 of 20 at 2% | +2.1% | 1.4% |" in proc.stdout
-    assert "| X/bf16/1/cuda | 0 of 20 | 20 of 20 at 5% | +5.0% | 1.4% |" in proc.stdout
+    assert "| part1, part2 | X/bf16/1/cuda | 1 of 23 | 22 of 23 at 2% | +2.1% | 1.7% |" in proc.stdout
+    assert "| part1, part2 | X/bf16/1/cuda | 1 of 23 | 23 of 23 at 5% | +5.0% | 1.7% |" in proc.stdout

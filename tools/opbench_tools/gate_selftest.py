@@ -34,6 +34,7 @@ slowdown above its threshold, 1 otherwise, 2 on unusable input. Full description
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -284,12 +285,12 @@ def run_rounds(args, policy, out_dir: str) -> list:
     return rounds
 
 
-SAME_IN_EVERY_PART = ("policy", "paired", "filter", "repetitions", "max_repetitions", "slowdowns_pct")
+SAME_IN_EVERY_PART = ("paired", "filter", "repetitions", "max_repetitions", "slowdowns_pct")
 
 
 def load_part(path: str) -> dict:
     part = parse_json_file(path)
-    keys = SAME_IN_EVERY_PART + ("rounds", "cases", "aa_rounds_failed", "detection_rounds_failed")
+    keys = SAME_IN_EVERY_PART + ("policy", "rounds", "cases", "aa_rounds_failed", "detection_rounds_failed")
     if not isinstance(part, dict) or any(k not in part for k in keys) or not part["rounds"]:
         raise InputError(f"--combine {path}: not the --json of a gate self-test (needs {', '.join(keys)})")
     return part
@@ -301,8 +302,10 @@ def combined(paths: list) -> dict:
     round where each part kept its rounds' figures (aa_needed_pct), else it is the largest of the parts'."""
     parts = [load_part(path) for path in paths]
     first = parts[0]
+    # The policy by its content where every part recorded it, else by its path.
+    policy = ("policy_sha256",) if all("policy_sha256" in part for part in parts) else ("policy",)
     for path, part in zip(paths[1:], parts[1:]):
-        for key in SAME_IN_EVERY_PART + ("cases",):
+        for key in SAME_IN_EVERY_PART + policy + ("cases",):
             mine, theirs = part.get(key), first.get(key)
             if key == "cases":
                 mine, theirs = sorted(mine or {}), sorted(theirs or {})
@@ -375,7 +378,9 @@ def _main(argv: list | None) -> int:
     except InputError as e:
         print(f"opbench-gate-selftest: {e}", file=sys.stderr)
         return cli.UNUSABLE
-    result.update(policy=policy.path, paired=policy.paired, rounds_planned=args.rounds, repetitions=args.repetitions,
+    with open(policy.path, "rb") as f:
+        policy_sha256 = hashlib.sha256(f.read()).hexdigest()
+    result.update(policy=policy.path, policy_sha256=policy_sha256, paired=policy.paired, rounds_planned=args.rounds, repetitions=args.repetitions,
                   max_repetitions=args.max_repetitions, batch=args.batch, slowdowns_pct=args.slowdown,
                   filter=args.filter, binary=args.binary, jobs=args.jobs, gpus=args.gpus,
                   wall_s=time.monotonic() - start)
