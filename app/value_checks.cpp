@@ -146,6 +146,7 @@ const std::vector<ValueRule>& opbench_rules() {
       {"OPBENCH_COLLECTIVE_CORRUPT_RANK", Accepts::kWhole, nullptr, 0, 1e6},
       {"OPBENCH_COLLECTIVE_EXIT_AT", Accepts::kAnything, nullptr, 0, 0},
       {"OPBENCH_NCCL_SYMMETRIC", Accepts::kChoice, "0|1", 0, 0},
+      {"OPBENCH_TP_ALLREDUCE", Accepts::kChoice, "nccl|lsa", 0, 0},
       {"OPBENCH_INDUCTOR_CACHE", Accepts::kAnything, nullptr, 0, 0},
       {"OPBENCH_PYTHON", Accepts::kAnything, nullptr, 0, 0},
   };

@@ -16,8 +16,9 @@
 #                                    Python's, one traced generation each),
 #                                    ab_builds (OLD_BENCH against NEW_BENCH, interleaved processes),
 #                                    tp_decode (tensor-parallel decode on TP_SIZES GPUs under torchrun, the
-#                                    one-GPU graph cases beside; table in tp_decode.md), tp_symmetric_ab
-#                                    (the TP step's all-reduces without and with an NCCL symmetric window),
+#                                    one-GPU graph cases beside; table in tp_decode.md), tp_allreduce_ab
+#                                    (the TP step's sums: ncclAllReduce, with an NCCL symmetric window, and
+#                                    one kernel over NCCL's device API),
 #                                    drift (4 cases on GPU 0: run in every call, compare across machines)
 #                                    (default: all, in that order)
 set -uo pipefail
@@ -283,26 +284,30 @@ step_tp_decode() {  # issue 40: tensor-parallel decode, torchrun over N = TP_SIZ
   done
   python3 gpu_checks/tp_decode_table.py "$out" | tee "$out/tp_decode.md" >&2
 }
-step_tp_symmetric_ab() {  # issue 40: the TP step's all-reduces on ordinary memory, then with the partials in an NCCL
-  # symmetric window (OPBENCH_NCCL_SYMMETRIC=1), TP_SIZES (default 2) GPUs, graph backend: tok/s and all-reduce time
+step_tp_allreduce_ab() {  # issue 40: the TP step's sums three ways, TP_SIZES (default "2 4") GPUs, graph backend:
+  # ncclAllReduce on ordinary memory (the default), with the partials in an NCCL symmetric window
+  # (OPBENCH_NCCL_SYMMETRIC=1), and one kernel over NCCL's device API (OPBENCH_TP_ALLREDUCE=lsa): tok/s, sum time
   export NCCL_NVLS_ENABLE=0
   local n side launcher=(torchrun)
   command -v torchrun >/dev/null || launcher=(python3 -m torch.distributed.run)
-  for n in ${TP_SIZES:-2}; do
-    for side in 0 1; do
-      OPBENCH_NCCL_SYMMETRIC=$side wall "${launcher[@]}" --standalone --nproc-per-node="$n" --no-python $bench \
-        --benchmark_filter="^(Ceiling/.*/read(_cuda)?|Llama2TP/.*-tp$n/graph)(/|\$)" \
-        --benchmark_out="$out/tp_symmetric${side}_n$n.json" --benchmark_out_format=json >"$out/tp_symmetric${side}_n$n.txt" 2>&1
+  for n in ${TP_SIZES:-2 4}; do
+    for side in nccl symmetric lsa; do
+      OPBENCH_NCCL_SYMMETRIC=$([ $side = symmetric ] && echo 1 || echo 0) \
+      OPBENCH_TP_ALLREDUCE=$([ $side = lsa ] && echo lsa || echo nccl) \
+        wall "${launcher[@]}" --standalone --nproc-per-node="$n" --no-python $bench \
+        --benchmark_filter="^(Ceiling/.*/read(_cuda)?|Llama2(_70b)?TP/.*-tp$n/graph)(/|\$)" \
+        --benchmark_out="$out/tp_sum_${side}_n$n.json" --benchmark_out_format=json >"$out/tp_sum_${side}_n$n.txt" 2>&1
     done
   done
-  python3 - "$out" <<'PY' | tee "$out/tp_symmetric_ab.md" >&2
+  python3 - "$out" <<'PY' | tee "$out/tp_allreduce_ab.md" >&2
 import glob, json, sys
-print("| case | symmetric window | tok/s | all-reduce ms/token | % token |\n|---|---|---:|---:|---:|")
-for path in sorted(glob.glob(sys.argv[1] + "/tp_symmetric[01]_n*.json")):
+print("| case | sums | tok/s | sums ms/token | % token | % aggregate bound |\n|---|---|---:|---:|---:|---:|")
+for path in sorted(glob.glob(sys.argv[1] + "/tp_sum_*_n*.json")):
+    side = path.rsplit("/", 1)[-1].split("_")[2]
     for b in json.load(open(path))["benchmarks"]:
         if "TP/" in b["name"] and "items/s" in b:
-            print(f"| {b['name']} | {'yes' if 'symmetric1' in path else 'no'} | {b['items/s']:.1f} | "
-                  f"{b['allreduce_ms/token']:.3f} | {b['allreduce_%token']:.1f} |")
+            print(f"| {b['name']} | {side} | {b['items/s']:.1f} | {b['allreduce_ms/token']:.3f} | "
+                  f"{b['allreduce_%token']:.1f} | {b.get('%ceiling', 0):.1f} |")
 PY
 }
 step_drift() {  # issue 39: the same 4 cases on GPU 0, 3 processes' worth of repetitions, in every device call

@@ -25,8 +25,11 @@ if(OPBENCH_HAVE_CUDA)
   find_library(OPBENCH_NCCL_LIBRARY NAMES libnccl.so.2 nccl
                HINTS "${_opbench_nccl_root}/lib" ${CUDAToolkit_LIBRARY_DIR})
   if(OPBENCH_NCCL_INCLUDE AND OPBENCH_NCCL_LIBRARY)
-    set_property(SOURCE "${_opbench_collective_pg}" APPEND PROPERTY COMPILE_DEFINITIONS OPBENCH_HAVE_NCCL)
-    set_property(SOURCE "${_opbench_collective_pg}" APPEND PROPERTY INCLUDE_DIRECTORIES "${OPBENCH_NCCL_INCLUDE}")
+    # lsa_sum.cu: NCCL's device API (nccl_device.h, NCCL >= 2.28) beside the C API.
+    foreach(_src "${_opbench_collective_pg}" "${CMAKE_CURRENT_LIST_DIR}/lsa_sum.cu")
+      set_property(SOURCE "${_src}" APPEND PROPERTY COMPILE_DEFINITIONS OPBENCH_HAVE_NCCL)
+      set_property(SOURCE "${_src}" APPEND PROPERTY INCLUDE_DIRECTORIES "${OPBENCH_NCCL_INCLUDE}")
+    endforeach()
     target_link_libraries(opbench_families PUBLIC "${OPBENCH_NCCL_LIBRARY}")
     list(APPEND _opbench_collective_backends "nccl (${OPBENCH_NCCL_INCLUDE}/nccl.h, ${OPBENCH_NCCL_LIBRARY})")
   endif()

@@ -20,6 +20,8 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+
+#include "collective/nccl_check.h"
 #endif
 
 #include <algorithm>
@@ -32,19 +34,6 @@
 #include "opbench/device.h"
 #include "opbench/world.h"
 
-#ifdef OPBENCH_HAVE_NCCL
-// The one check of every NCCL call: a failure throws opbench::Error naming the call, file:line, NCCL's
-// error string and its last error's detail.
-#define OPBENCH_NCCL_CHECK(call)                                                                      \
-  do {                                                                                                \
-    ncclResult_t opbench_nccl_status_ = (call);                                                       \
-    if (opbench_nccl_status_ != ncclSuccess)                                                          \
-      ::opbench::detail::throw_call_failed(                                                           \
-          "NCCL", static_cast<int>(opbench_nccl_status_),                                             \
-          (std::string(ncclGetErrorString(opbench_nccl_status_)) + "; " + ncclGetLastError(nullptr)).c_str(), \
-          #call, __FILE__, __LINE__);                                                                 \
-  } while (0)
-#endif
 
 namespace opbench::collective {
 
@@ -89,7 +78,7 @@ class NcclComm {
   NcclComm(const ncclUniqueId& id, int rank, int size) { OPBENCH_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank)); }
   ~NcclComm() {
     if (comm_) ncclCommDestroy(comm_);   // every collective was waited for: nothing is in flight
-    for (const auto& [bytes, memory] : windows_) ncclMemFree(memory);   // its windows went with the comm
+    for (const auto& [bytes, w] : windows_) ncclMemFree(w.memory);   // its windows went with the comm
   }
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -101,7 +90,7 @@ class NcclComm {
   // `bytes` (a multiple of 4096, NCCL's window alignment) of ncclMemAlloc's memory registered as a symmetric
   // window, one per byte count (communicator.h: symmetric_tensor).
   void* symmetric_window(size_t bytes) {
-    if (auto known = windows_.find(bytes); known != windows_.end()) return known->second;
+    if (auto known = windows_.find(bytes); known != windows_.end()) return known->second.memory;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
     void* memory = nullptr;
     OPBENCH_CUDA_CHECK(cudaSetDevice(current_device().index));   // ncclMemAlloc allocates on the current device
@@ -110,16 +99,26 @@ class NcclComm {
     const ncclResult_t registered = ncclCommWindowRegister(comm_, memory, bytes, &window, NCCL_WIN_COLL_SYMMETRIC);
     if (registered != ncclSuccess) ncclMemFree(memory);
     OPBENCH_NCCL_CHECK(registered);
-    windows_.emplace(bytes, memory);
+    windows_.emplace(bytes, Window{memory, window});
     return memory;
 #else
     throw Error("NCCL " + std::to_string(NCCL_VERSION_CODE) + " has no symmetric windows (2.27 added them)");
 #endif
   }
+  // The window handle of symmetric_window's `memory`; nullptr for other memory.
+  void* window_of(const void* memory) const {
+    for (const auto& [bytes, w] : windows_)
+      if (w.memory == memory) return w.handle;
+    return nullptr;
+  }
 
  private:
   ncclComm_t comm_ = nullptr;
-  std::map<size_t, void*> windows_;   // bytes -> memory registered as a symmetric window
+  struct Window {
+    void* memory;
+    void* handle;   // ncclWindow_t (NCCL >= 2.27)
+  };
+  std::map<size_t, Window> windows_;   // bytes -> memory registered as a symmetric window
 };
 
 ncclDataType_t nccl_type(c10::ScalarType dtype) {
@@ -407,6 +406,18 @@ std::vector<int64_t> Communicator::max_over_ranks(const std::vector<int64_t>& va
   wait();
   at::Tensor host = flags.cpu().contiguous();   // after the all_reduce on the same stream
   return std::vector<int64_t>(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
+}
+
+std::pair<void*, void*> Communicator::nccl_handles(const at::Tensor& window_memory) const {
+#ifdef OPBENCH_HAVE_NCCL
+  if (impl_->nccl) {
+    impl_->check_usable();
+    if (void* window = impl_->nccl->window_of(window_memory.data_ptr())) return {impl_->nccl->get(), window};
+    throw Error("Collective: that tensor is not a symmetric window's memory (symmetric_tensor)");
+  }
+#endif
+  (void)window_memory;
+  throw Error("Collective: NCCL's handles exist on an NCCL communicator only (this one is " + impl_->name + ")");
 }
 
 at::Tensor Communicator::symmetric_tensor(at::IntArrayRef sizes, c10::ScalarType dtype) {

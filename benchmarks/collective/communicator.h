@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collective/collective_ops.h"
@@ -67,6 +68,9 @@ class Communicator {
   // user at a time. Contents undefined. gloo: an ordinary CPU tensor. Throws opbench::Error when NCCL
   // refuses (the communicator stays usable).
   at::Tensor symmetric_tensor(at::IntArrayRef sizes, c10::ScalarType dtype);
+  // The ncclComm_t and the ncclWindow_t of a tensor symmetric_tensor returned, for NCCL's device API
+  // (collective/lsa_sum.h). Throws opbench::Error on gloo or for other memory.
+  std::pair<void*, void*> nccl_handles(const at::Tensor& window_memory) const;
 
   struct Impl;
   explicit Communicator(std::unique_ptr<Impl> impl);

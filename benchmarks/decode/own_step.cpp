@@ -74,13 +74,16 @@ std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
                                   : "gemv_bf16";
   std::string names = "own:" + gemv + "+rms_norm/rope_cache/residual_add/swiglu," +
                       (model.cfg.moe() ? "gather_gemv,top2_route,residual_add," : "") + "decode_attention,next_token";
-  if (model.all_reduce)
+  if (model.add_sums)
+    names += ",lsa_sum_add x2/layer (NCCL device API: each rank loads the others' partials, adds them to h)";
+  else if (model.all_reduce)
     names += std::string(",residual_add nccl:all_reduce x2/layer") + (model.reduce_buffer.defined() ? " (symmetric window)" : "");
   return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding";
 }
 
 // h += l . x: the GEMV adds into h; a shard's GEMV writes its partial, summed over the ranks, then added
-// (with Model::reduce_buffer: wo's partial, `second` false, in its row 0, w2's in row 1, summed into h's delta).
+// (with Model::reduce_buffer: wo's partial, `second` false, in its row 0, w2's in row 1, summed into h's delta;
+// with Model::add_sums too, one kernel sums the ranks' rows and adds them).
 void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaStream_t stream) {
   if (!m_.all_reduce) {
     kernels::GemvArgs a = gemv_args(l, x, h_);
@@ -89,6 +92,12 @@ void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaSt
     return;
   }
   const bool window = m_.reduce_buffer.defined();
+  if (m_.add_sums) {   // one kernel sums the ranks' rows into h
+    at::Tensor partial = m_.reduce_buffer.narrow(0, second ? 1 : 0, 1);
+    kernels::launch_gemv(gemv_args(l, x, partial), stream);
+    m_.add_sums(second ? 1 : 0, h_, programmatic_);
+    return;
+  }
   at::Tensor sum = delta_.narrow(0, 0, 1);
   at::Tensor partial = window ? m_.reduce_buffer.narrow(0, second ? 1 : 0, 1) : sum;
   kernels::launch_gemv(gemv_args(l, x, partial), stream);

@@ -10,7 +10,10 @@
 // sums a [1, dim] activation with its symmetric kernels (into ordinary memory: Model::reduce_buffer).
 // On 2xH200 (NCCL 2.28.9, 2026-11-27) the step with its sums in the window too failed its checks (int8
 // logits 67% RMS off, bf16 graph tokens unlike eager: NVIDIA/nccl#1924), so it is off by default; the
-// window-in, ordinary-out form is not yet run on a GPU. The case's note says which.
+// window-in, ordinary-out form passes and is no faster: it stays opt-in. OPBENCH_TP_ALLREDUCE=lsa sums
+// the partials without an NCCL collective: NCCL's device API maps each rank's window row into every
+// rank, and one kernel a sum meets its peers at an NCCL barrier, loads their rows over NVLink and adds
+// them into h (collective/lsa_sum.h; one host, every pair load/store accessible). The case's note says which.
 //
 // Cases: Llama2TP/<bf16|int8>/7b-32L-tp<2|4>/<backend>, Llama2_70bTP/bf16/70b-80L-tp4/<backend>
 // (Llama-2-70B: dim 8192, 80 layers, 64 heads, 8 KV heads, FFN 28672), on the CPU
@@ -44,7 +47,8 @@
 //   power(W), energy_per_token(J)   all the GPUs' energy over the timed generations (each rank's NVML
 //                      energy counter, summed) / their wall time, / their new tokens; "-" on the CPU
 //   allreduce_share(%) the share of the token time spent in all-reduce: 2 x layers all-reduces of a bf16
-//                      [1, dim] activation (in the step's buffer: the symmetric window or not),
+//                      [1, dim] activation (in the step's buffer: the symmetric window or not; with
+//                      OPBENCH_TP_ALLREDUCE=lsa the one-shot sum kernels, their residual add included),
 //                      captured alone in a CUDA graph and replayed 20 times after a
 //                      warm-up (CUDA events), i.e. one token's all-reduces without the step around them,
 //                      / the token time (1 / tok/s). CPU: the same all-reduces back to back, host clock.
@@ -75,6 +79,11 @@
 #include "opbench/world.h"
 
 #ifdef OPBENCH_HAVE_CUDA
+#include <c10/cuda/CUDAStream.h>
+
+#include <map>
+
+#include "collective/lsa_sum.h"
 #include "decode/own_step.h"
 #endif
 
@@ -169,6 +178,30 @@ bool symmetric_window_wanted() {
   return value && std::string(value) == "1";
 }
 
+#ifdef OPBENCH_HAVE_CUDA
+// OPBENCH_TP_ALLREDUCE: "lsa" sums the own-kernel step's partials with one kernel over NCCL's device API
+// (Model::add_sums); unset or "nccl": ncclAllReduce, then the residual add (bench_ops checked the value).
+bool lsa_sums_wanted() {
+  const char* value = std::getenv("OPBENCH_TP_ALLREDUCE");
+  return value && std::string(value) == "lsa";
+}
+
+// Model::add_sums over `rows` (symmetric_tensor's [2, dim]). Collective: every rank at once. One LsaSum
+// per shape for the process's life: its device communicator is made collectively, and NCCL releases
+// it with the communicator.
+decltype(Model::add_sums) lsa_sums(Communicator& comm, const at::Tensor& rows) {
+  static std::map<std::pair<int64_t, int64_t>, std::unique_ptr<collective::LsaSum>> made;
+  std::unique_ptr<collective::LsaSum>& sum = made[{rows.size(0), rows.size(1)}];
+  if (!sum) {
+    const auto [nccl_comm, window] = comm.nccl_handles(rows);
+    sum = std::make_unique<collective::LsaSum>(nccl_comm, window, rows.size(0), rows.size(1));
+  }
+  return [s = sum.get()](int64_t row, const at::Tensor& h, bool programmatic) {
+    s->add_sum(row, h.data_ptr(), c10::cuda::getCurrentCUDAStream().stream(), programmatic);
+  };
+}
+#endif
+
 decode::CheckedStep aten_step(Model& m) {
   return [&m](const at::Tensor& token, const at::Tensor& pos, decode::Routes*) { return decode::forward_aten(m, token, pos); };
 }
@@ -232,7 +265,12 @@ double all_reduce_ms_per_token(const Model& m, bool gpu) {
   at::Tensor sum = at::zeros({1, m.cfg.dim}, m.tok_emb.options());
   at::Tensor partials = window ? m.reduce_buffer.zero_() : sum;
   return decode::graphed_milliseconds([&] {
-    for (int64_t i = 0; i < 2 * m.cfg.n_layers; ++i) m.all_reduce(partials.narrow(0, window ? i % 2 : 0, 1), sum);
+    for (int64_t i = 0; i < 2 * m.cfg.n_layers; ++i) {
+      if (m.add_sums)
+        m.add_sums(i % 2, sum, /*programmatic=*/true);
+      else
+        m.all_reduce(partials.narrow(0, window ? i % 2 : 0, 1), sum);
+    }
   }, gpu, kAllReduceReplays);
 }
 
@@ -312,7 +350,16 @@ void run_tp_decode(CaseContext& ctx) {
     if (model.int8) replicated.push_back(model.output.scale);
     return checksum(replicated);
   }, "the replicated tensors (token embedding, final norm, output head)");
-  if (gpu && info.backend != "aten_graph" && symmetric_window_wanted()) {
+#ifdef OPBENCH_HAVE_CUDA
+  if (gpu && info.backend != "aten_graph" && lsa_sums_wanted()) {
+    ranks.run("making the one-shot sums (NCCL's device API)", [&] {   // collective: after the shards
+      model.reduce_buffer = comm.symmetric_tensor({2, model.cfg.dim}, model.act_dtype);
+      model.add_sums = lsa_sums(comm, model.reduce_buffer);
+      return int64_t{0};
+    });
+  }
+#endif
+  if (gpu && info.backend != "aten_graph" && !model.add_sums && symmetric_window_wanted()) {
     ranks.run("registering the all-reduce buffer as a symmetric window", [&] {   // collective: after the shards
       model.reduce_buffer = comm.symmetric_tensor({2, model.cfg.dim}, model.act_dtype);
       return int64_t{0};

@@ -143,6 +143,8 @@ void environment_probes(std::vector<Probe>& probes) {
       {"OPBENCH_COLLECTIVE_TIMEOUT_S", {{"0", "-1", "abc", "nan", "inf", "10s"}, {"30", "0.5"}}},
       {"OPBENCH_COLLECTIVE_EXIT_RANK", {{"abc", "-1", "1.5", "one"}, {"0", "3"}}},
       {"OPBENCH_COLLECTIVE_CORRUPT_RANK", {{"x", "-2"}, {"1"}}},
+      {"OPBENCH_NCCL_SYMMETRIC", {{"2", "yes"}, {"1"}}},
+      {"OPBENCH_TP_ALLREDUCE", {{"ring", "LSA"}, {"lsa"}}},
       {"OPBENCH_PYTHON", {{"/nonexistent/python", "/etc/passwd", "/tmp"}, {"/bin/sh"}}},
       {"OPBENCH_INDUCTOR_CACHE", {{"/etc/passwd"}, {"/tmp", "/nonexistent/cache"}}},
       {"BENCHMARK_FORMAT", {{"xml"}, {"json"}}},

@@ -1,0 +1,50 @@
+// A one-shot sum over the ranks of one host through NCCL's device API (NCCL >= 2.28: a device
+// communicator, a symmetric window, LSA -- load/store accessible -- peer pointers and barriers). NCCL
+// maps every rank's window into every rank's address space over NVLink and provides the barrier; the
+// kernel here only loads the peers' rows and adds them. Used by the tensor-parallel decode step
+// (decode/tp_decode.cpp, OPBENCH_TP_ALLREDUCE=lsa) in place of an all-reduce and a residual add: one
+// kernel, where NCCL's ring takes ~2 x (ranks - 1) hops of latency.
+//
+// add_sum(slot, h): h[dim] += sum over the ranks r = 0..n-1, in that order, of rank r's window row `slot`
+// (bf16; summed in fp32 and rounded once, so every rank computes the same h). One launch of
+// lsa_sum_blocks(dim) blocks; each block first meets its peers' same block at an LSA barrier (release
+// and acquire, system scope), so every rank's row was written before anyone reads it. Rows alternate:
+// a rank writes row s again only after the next add_sum on the other row passed its barrier, i.e. after
+// every rank finished reading row s -- so two rows and one barrier a sum are race-free when the user
+// alternates them (the decode step's wo and w2 partials). A programmatic launch waits for the kernel
+// before it (griddepcontrol.wait) before the barrier.
+// A rank that never arrives leaves its peers spinning at the barrier: the communicator's wait gives up
+// at its timeout (collective/communicator.h). Plain C++ interface; CUDA builds with NCCL >= 2.28 only
+// (otherwise the constructor throws opbench::Error saying so).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+
+namespace opbench::collective {
+
+int64_t lsa_sum_blocks(int64_t dim);
+
+class LsaSum {
+ public:
+  // Collective: every rank at once. `nccl_comm` an ncclComm_t, `window` the ncclWindow_t of `rows` x `dim`
+  // bf16 (Communicator::symmetric_tensor and nccl_handles), dim a multiple of 8. Makes the device
+  // communicator (ncclDevCommCreate, lsa_sum_blocks(dim) LSA barriers); throws opbench::Error when NCCL
+  // refuses or when not every rank is load/store accessible. It lives as long as the process: NCCL releases
+  // its resources with the communicator.
+  LsaSum(void* nccl_comm, void* window, int64_t rows, int64_t dim);
+  ~LsaSum();
+  LsaSum(const LsaSum&) = delete;
+  LsaSum& operator=(const LsaSum&) = delete;
+  // REQUIRES: 0 <= slot < rows; h: dim bf16 on this rank's GPU.
+  void add_sum(int64_t slot, void* h, cudaStream_t stream, bool programmatic) const;
+
+ private:
+  struct DeviceComm;
+  std::unique_ptr<DeviceComm> device_;
+  void* window_;
+  int64_t rows_, dim_;
+};
+
+}  // namespace opbench::collective
