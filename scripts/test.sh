@@ -11,10 +11,11 @@ ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"
 echo "[test] pytest" >&2
 # The venv has the tools package installed (scripts/setup.sh); the GPU machine's python3 reads it from tools/.
 "$PYTHON" -c 'import opbench_tools' 2>/dev/null || export PYTHONPATH="$root/tools${PYTHONPATH:+:$PYTHONPATH}"
-# Two workers (pytest-xdist, where installed) for all but the timing-sensitive tests (marker `serial`),
+# Two workers (pytest-xdist, where installed; an idle one steals queued tests, so the few long ones do not
+# leave it waiting) for all but the timing-sensitive tests (marker `serial`),
 # which run alone afterwards.
 parallel=()
-"$PYTHON" -c 'import xdist' 2>/dev/null && parallel=(-n "$(nproc)")
+"$PYTHON" -c 'import xdist' 2>/dev/null && parallel=(-n "$(nproc)" --dist worksteal)
 OPBENCH_BUILD_DIR="$build_dir" "$PYTHON" -m pytest -q "${parallel[@]}" -m "not serial" "$root/tests/python"
 OPBENCH_BUILD_DIR="$build_dir" "$PYTHON" -m pytest -q -m serial "$root/tests/python"
 echo "[test] all tests passed in $(( $(date +%s) - start )) s" >&2
