@@ -124,3 +124,11 @@ def test_combine_adds_up_runs_judges_the_sum_as_one_and_refuses_other_experiment
     other.write_text(json.dumps({"benchmarks": []}))
     proc = combine(parts[0][0], other)
     assert proc.returncode == 2 and "not the --json of a gate self-test" in proc.stderr, proc.stderr
+
+
+def test_a_round_starts_only_while_the_slowest_finished_one_would_end_in_the_budget():
+    # Device calls are limited to minutes: a round cut short by --time-budget is device time lost.
+    from opbench_tools.gate_selftest import round_fits
+    assert round_fits(None, [500.0])                          # no budget
+    assert round_fits(0.5, []) and not round_fits(0.0, [])    # before any round finished: while time is left
+    assert round_fits(251.0, [100.0, 250.0]) and not round_fits(249.0, [100.0, 250.0])

@@ -20,8 +20,8 @@ INCONCLUSIVE, the detection rate per slowdown, and per case the smallest injecte
 of rounds and the smallest the A/A noise predicts: the gate needs a change above max(threshold, 4.5 se),
 a true slowdown s shifts a round's change c to about c + s, so s must exceed max(threshold, 4.5 se) - c in
 95% of rounds (the 95th percentile over the A/A rounds).
-With --time-budget no round starts once that many seconds have passed; the rounds that finished are
-evaluated (the output says how many of --rounds that was). With --gpus the rounds run side by side, one at a
+With --time-budget S every process ends by S seconds, and a round starts only while the slowest round
+finished so far would still end by then (one cut short is lost); the rounds that finished are evaluated (the output says how many of --rounds that was). With --gpus the rounds run side by side, one at a
 time on each named GPU (CUDA_VISIBLE_DEVICES): every group of a round on the same GPU, so its comparisons
 stay side by side, and a round's files under OUT/gpu<G>; on a host of 4 GPUs, 4 rounds at once.
 With --combine A.json B.json ... it runs nothing: it adds up the rounds of earlier runs' --json files (the
@@ -201,8 +201,8 @@ def parse_args(argv: list) -> argparse.Namespace:
                    "environment gives)")
     p.add_argument("--out-dir", help="folder for every run's JSON and log (default: a new temporary folder)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON")
-    p.add_argument("--time-budget", type=float, metavar="S", help="start no round after S seconds; evaluate the "
-                   "rounds that finished")
+    p.add_argument("--time-budget", type=float, metavar="S", help="end every process by S seconds and start a "
+                   "round only while the slowest finished one would still fit; evaluate the rounds that finished")
     p.add_argument("--bench-arg", action="append", default=[], metavar="ARGS", help="extra bench_ops arguments")
     args = p.parse_args(argv)
     if not args.combine and (args.binary is None or args.filter is None):
@@ -238,18 +238,25 @@ def check_inputs(args, policy) -> None:
     cli.check_outputs({"--binary": args.binary, "--policy": args.policy}, {"--json": args.json})
 
 
+def round_fits(left_s: float | None, finished_round_s: list) -> bool:
+    """Whether a round may start with left_s seconds of the budget left (None: no budget): while the
+    slowest round finished so far would end in time (before any finished, while any time is left)."""
+    return left_s is None or left_s > max(finished_round_s, default=0.0)
+
+
 def run_rounds(args, policy, out_dir: str) -> list:
     """The finished rounds' outcomes, in round order: one round at a time, or with --gpus one at a time on each GPU."""
     start, outcomes, lock = time.monotonic(), {}, threading.Lock()
-    state = {"next": 0, "stopped": False, "error": None}
+    state = {"next": 0, "stopped": False, "error": None, "round_s": []}
 
     def work(env: dict | None, folder: str) -> None:
         while True:
             with lock:
                 i, left = state["next"], None if args.time_budget is None else args.time_budget - (time.monotonic() - start)
-                if state["stopped"] or i >= args.rounds or (left is not None and left <= 0):
+                if state["stopped"] or i >= args.rounds or not round_fits(left, state["round_s"]):
                     return
                 state["next"] += 1
+            began = time.monotonic()
             try:
                 outcome = run_round(args, policy, i, folder, left, env)
             except InputError as e:
@@ -261,6 +268,7 @@ def run_rounds(args, policy, out_dir: str) -> list:
                     state["stopped"] = True
                     return
                 outcomes[i] = outcome
+                state["round_s"].append(time.monotonic() - began)
 
     if not args.gpus:
         work(None, out_dir)
