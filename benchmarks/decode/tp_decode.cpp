@@ -260,10 +260,12 @@ void set_counters(CaseContext& ctx, const std::vector<double>& ms, double startu
 
 // One token's all-reduces alone (the header's allreduce_share), milliseconds.
 double all_reduce_ms_per_token(const Model& m, bool gpu) {
-  // zeros: stay finite however often summed; the step's buffers, used as the step uses them
+  // zeros: stay finite however often summed; the step's buffers, used as the step uses them.
+  // With add_sums the rows stay as the last step left them (a peer may still be reading this rank's):
+  // finite partials, summed a few thousand times into `sum`, stay finite.
   const bool window = m.reduce_buffer.defined();
   at::Tensor sum = at::zeros({1, m.cfg.dim}, m.tok_emb.options());
-  at::Tensor partials = window ? m.reduce_buffer.zero_() : sum;
+  at::Tensor partials = window && !m.add_sums ? m.reduce_buffer.zero_() : sum;
   return decode::graphed_milliseconds([&] {
     for (int64_t i = 0; i < 2 * m.cfg.n_layers; ++i) {
       if (m.add_sums)
