@@ -171,21 +171,16 @@ Model make_rank_shard(CaseContext& ctx, Communicator& comm) {
   return m;
 }
 
-// OPBENCH_NCCL_SYMMETRIC: "1" puts the partial outputs in a symmetric window; unset or "0" keeps them in
-// ordinary memory (bench_ops checked the value at start).
-bool symmetric_window_wanted() {
-  const char* value = std::getenv("OPBENCH_NCCL_SYMMETRIC");
-  return value && std::string(value) == "1";
+// Whether environment variable `name` is set to `value` (bench_ops checked the values at start):
+//   OPBENCH_NCCL_SYMMETRIC=1   the partial outputs in a symmetric window; unset or "0": ordinary memory;
+//   OPBENCH_TP_ALLREDUCE=lsa   the own-kernel step's partials summed by one kernel over NCCL's device API
+//                              (Model::add_sums); unset or "nccl": ncclAllReduce, then the residual add.
+bool environment_says(const char* name, const std::string& value) {
+  const char* set = std::getenv(name);
+  return set && value == set;
 }
 
 #ifdef OPBENCH_HAVE_CUDA
-// OPBENCH_TP_ALLREDUCE: "lsa" sums the own-kernel step's partials with one kernel over NCCL's device API
-// (Model::add_sums); unset or "nccl": ncclAllReduce, then the residual add (bench_ops checked the value).
-bool lsa_sums_wanted() {
-  const char* value = std::getenv("OPBENCH_TP_ALLREDUCE");
-  return value && std::string(value) == "lsa";
-}
-
 // Model::add_sums over `rows` (symmetric_tensor's [2, dim]). Collective: every rank at once. One LsaSum
 // per shape for the process's life: its device communicator is made collectively, and NCCL releases
 // it with the communicator.
@@ -353,7 +348,7 @@ void run_tp_decode(CaseContext& ctx) {
     return checksum(replicated);
   }, "the replicated tensors (token embedding, final norm, output head)");
 #ifdef OPBENCH_HAVE_CUDA
-  if (gpu && info.backend != "aten_graph" && lsa_sums_wanted()) {
+  if (gpu && info.backend != "aten_graph" && environment_says("OPBENCH_TP_ALLREDUCE", "lsa")) {
     ranks.run("making the one-shot sums (NCCL's device API)", [&] {   // collective: after the shards
       model.reduce_buffer = comm.symmetric_tensor({2, model.cfg.dim}, model.act_dtype);
       model.add_sums = lsa_sums(comm, model.reduce_buffer);
@@ -361,7 +356,7 @@ void run_tp_decode(CaseContext& ctx) {
     });
   }
 #endif
-  if (gpu && info.backend != "aten_graph" && !model.add_sums && symmetric_window_wanted()) {
+  if (gpu && info.backend != "aten_graph" && !model.add_sums && environment_says("OPBENCH_NCCL_SYMMETRIC", "1")) {
     ranks.run("registering the all-reduce buffer as a symmetric window", [&] {   // collective: after the shards
       model.reduce_buffer = comm.symmetric_tensor({2, model.cfg.dim}, model.act_dtype);
       return int64_t{0};
