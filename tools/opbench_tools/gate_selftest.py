@@ -21,8 +21,9 @@ of rounds and the smallest the A/A noise predicts: the gate needs a change above
 a true slowdown s shifts a round's change c to about c + s, so s must exceed max(threshold, 4.5 se) - c in
 95% of rounds (the 95th percentile over the A/A rounds).
 With --time-budget S every process ends by S seconds, and a round starts only while the slowest round
-finished so far would still end by then (one cut short is lost); the rounds that finished are evaluated (the output says how many of --rounds that was). With --gpus the rounds run side by side, one at a
-time on each named GPU (CUDA_VISIBLE_DEVICES): every group of a round on the same GPU, so its comparisons
+finished so far would still end by then (one cut short is lost); the rounds that finished are evaluated
+(the output says how many of --rounds that was). With --gpus the rounds run side by side, one at a time
+on each named GPU (CUDA_VISIBLE_DEVICES): every group of a round on the same GPU, so its comparisons
 stay side by side, and a round's files under OUT/gpu<G>; on a host of 4 GPUs, 4 rounds at once.
 With --combine A.json B.json ... it runs nothing: it adds up the rounds of earlier runs' --json files (the
 same policy, filter, repetitions and slowdowns; e.g. calls of a device limited to minutes each) and prints
@@ -57,10 +58,15 @@ RELIABLE = 0.95
 DEFAULT_SLOWDOWNS_PCT = (2.0, 5.0)
 
 
+def caught_reliably(slowdown: dict) -> bool:
+    """Whether a case's figures at one slowdown ({"rounds", "caught", ...}) show it caught in >= 95% of rounds."""
+    return slowdown["rounds"] > 0 and slowdown["caught"] >= RELIABLE * slowdown["rounds"]
+
+
 def round_groups(args, i: int, env: dict | None = None) -> list:
     """Round i's groups: base, control, one slowed group per --slowdown (their processes get `env`)."""
     env = env or {}
-    groups = [Group(f"B{i}", args.binary, args.bench_arg, env=env), Group(f"C{i}", args.binary, args.bench_arg, env=env)]
+    groups = [Group(name, args.binary, args.bench_arg, env=env) for name in (f"B{i}", f"C{i}")]
     for pct in args.slowdown:
         groups.append(Group(f"S{pct:g}r{i}", args.binary, args.bench_arg + [f"--opbench_inject_slowdown={pct:g}"],
                             env=env))
@@ -129,8 +135,7 @@ def case_figures(name: str, rounds: list, slowdowns: list) -> dict:
         slowed = [r[pct]["cases"][name] for r in rounds if name in r[pct]["cases"]]
         per[f"{pct:g}"] = {"rounds": len(slowed), "caught": sum(c.verdict == "SLOWER" for c in slowed),
                            "changes_pct": [100 * (c.change or 0) for c in slowed]}
-    caught = [p for p in slowdowns if per[f"{p:g}"]["rounds"] and
-              per[f"{p:g}"]["caught"] >= RELIABLE * per[f"{p:g}"]["rounds"]]
+    caught = [p for p in slowdowns if caught_reliably(per[f"{p:g}"])]
     return {"aa_rounds": len(aa), "aa_slower": sum(c.verdict == "SLOWER" for c in aa),
             "aa_needed_pct": [100 * n for n in needed],
             "aa_faster": sum(c.verdict == "FASTER" for c in aa),
@@ -153,8 +158,9 @@ def report(result: dict) -> list:
              f"policy {result['policy']}{' (paired)' if result['paired'] else ''}"
              f"{', rounds side by side on GPUs ' + ','.join(result['gpus']) if result['gpus'] else ''}, "
              f"{result['wall_s']:.0f} s"]
-    lines += [f"combined from {len(result['combined_from'])} runs: " +
-              ", ".join(f"{path} ({n} rounds)" for path, n in result["combined_from"])] if "combined_from" in result else []
+    if "combined_from" in result:
+        lines.append(f"combined from {len(result['combined_from'])} runs: " +
+                     ", ".join(f"{path} ({n} rounds)" for path, n in result["combined_from"]))
     lines += [f"false alarms: the gate failed {result['aa_rounds_failed']} of {r} A/A rounds = "
               f"{100 * result['false_alarm_rate']:.0f}% (95% upper bound {100 * result['false_alarm_upper_95']:.1f}%); "
               f"{result['aa_rounds_inconclusive']} ended INCONCLUSIVE"]
@@ -252,7 +258,8 @@ def run_rounds(args, policy, out_dir: str) -> list:
     def work(env: dict | None, folder: str) -> None:
         while True:
             with lock:
-                i, left = state["next"], None if args.time_budget is None else args.time_budget - (time.monotonic() - start)
+                i = state["next"]
+                left = None if args.time_budget is None else args.time_budget - (time.monotonic() - start)
                 if state["stopped"] or i >= args.rounds or not round_fits(left, state["round_s"]):
                     return
                 state["next"] += 1
@@ -343,11 +350,12 @@ def combined_case(parts: list) -> dict:
                              "caught": sum(c["slowdowns"][p]["caught"] for c in parts),
                              "changes_pct": [v for c in parts for v in c["slowdowns"][p]["changes_pct"]]}
                          for p in parts[0]["slowdowns"]}
-    caught = [float(p) for p, d in case["slowdowns"].items() if d["rounds"] and d["caught"] >= RELIABLE * d["rounds"]]
+    caught = [float(p) for p, d in case["slowdowns"].items() if caught_reliably(d)]
     case["smallest_caught_pct"] = min(caught) if caught else None
     if all("aa_needed_pct" in c for c in parts):
         case["aa_needed_pct"] = [v for c in parts for v in c["aa_needed_pct"]]
-        case["smallest_reliable_slowdown_pct"] = quantile(case["aa_needed_pct"], RELIABLE) if case["aa_needed_pct"] else None
+        needed = case["aa_needed_pct"]
+        case["smallest_reliable_slowdown_pct"] = quantile(needed, RELIABLE) if needed else None
     else:
         known = [c["smallest_reliable_slowdown_pct"] for c in parts if c["smallest_reliable_slowdown_pct"] is not None]
         case.pop("aa_needed_pct", None)
@@ -360,7 +368,7 @@ def verdict(result: dict) -> int:
     threshold, else 1."""
     required = [(c, f"{p:g}") for c in result["cases"].values() for p in result["slowdowns_pct"]
                 if p > c["threshold_pct"]]
-    reliable = all(c["slowdowns"][p]["caught"] >= RELIABLE * c["slowdowns"][p]["rounds"] for c, p in required)
+    reliable = all(caught_reliably(c["slowdowns"][p]) for c, p in required)
     return 0 if result["aa_rounds_failed"] == 0 and reliable else 1
 
 
@@ -388,9 +396,9 @@ def _main(argv: list | None) -> int:
         return cli.UNUSABLE
     with open(policy.path, "rb") as f:
         policy_sha256 = hashlib.sha256(f.read()).hexdigest()
-    result.update(policy=policy.path, policy_sha256=policy_sha256, paired=policy.paired, rounds_planned=args.rounds, repetitions=args.repetitions,
-                  max_repetitions=args.max_repetitions, batch=args.batch, slowdowns_pct=args.slowdown,
-                  filter=args.filter, binary=args.binary, jobs=args.jobs, gpus=args.gpus,
+    result.update(policy=policy.path, policy_sha256=policy_sha256, paired=policy.paired, rounds_planned=args.rounds,
+                  repetitions=args.repetitions, max_repetitions=args.max_repetitions, batch=args.batch,
+                  slowdowns_pct=args.slowdown, filter=args.filter, binary=args.binary, jobs=args.jobs, gpus=args.gpus,
                   wall_s=time.monotonic() - start)
     return finish(result, args.json)
 
