@@ -175,10 +175,7 @@ def gate_table(folder):
 
 
 def selftest_slowdowns(case):
-    """(label, caught, rounds, measured changes) per injected slowdown of a self-test case: one slowdown in
-    records written before the self-test took several (no label), one per --slowdown after."""
-    if "slowdowns" not in case:
-        return [("", case["caught"], case["detection_rounds"], case["injected_changes_pct"])]
+    """(label, caught, rounds, measured changes) per injected slowdown (--slowdown) of a self-test case."""
     return [(f" at {pct_}%", s["caught"], s["rounds"], s["changes_pct"]) for pct_, s in case["slowdowns"].items()]
 
 

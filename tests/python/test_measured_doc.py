@@ -80,7 +80,7 @@ def test_records_hold_data_not_code():
 
 
 def test_a_self_test_record_with_several_slowdowns_gets_a_row_each(tree):
-    # opbench-gate-selftest writes per-slowdown figures since issue 39; the older records keep their one.
+    # opbench-gate-selftest writes figures per injected slowdown: a row each.
     folder = tree / "records" / "NVIDIA_H200" / "gate_selftest"
     for old in folder.glob("*.json"):
         old.unlink()
