@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "collective/collective_ops.h"
+#ifdef OPBENCH_HAVE_CUDA
+#include "collective/lsa_sum.h"
+#endif
 #include "opbench/check.h"
 #include "opbench/device.h"
 #include "opbench/family.h"
@@ -122,6 +125,18 @@ TEST(CollectiveCheck, SumsThatCannotBeExactAreRefused) {
   EXPECT_THROW(known_input(Op::kAllReduce, layout, 0, 300, at::TensorOptions().dtype(c10::kBFloat16)), Error);
   EXPECT_NO_THROW(known_input(Op::kAllReduce, layout, 0, 300, at::TensorOptions().dtype(c10::kFloat)));
 }
+
+#ifdef OPBENCH_HAVE_CUDA
+// The lent machines' LibTorch loads NCCL 2.28.3 where pip's torch pins 2.28.9: a device-API kernel built
+// against the other release's headers read a zeroed barrier count and faulted (illegal address).
+TEST(LsaSum, RefusesAnNcclOtherThanItsHeadersRelease) {
+  EXPECT_EQ(device_api_mismatch(22809, 22809), "");
+  const std::string problem = device_api_mismatch(22809, 22803);
+  EXPECT_NE(problem.find("built against NCCL 22809"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("NCCL 22803 is loaded"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("OPBENCH_NCCL_INCLUDE"), std::string::npos) << problem;
+}
+#endif
 
 TEST(CollectiveFamily, CasesRunOnEveryRankWithRowsPerProcessCount) {
   const Family& f = family_named("Collective");

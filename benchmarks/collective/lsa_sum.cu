@@ -28,6 +28,13 @@ constexpr int64_t kVectorElements = 8;   // bf16 in a 16-byte load
 
 int64_t lsa_sum_blocks(int64_t dim) { return (dim / kVectorElements + kThreads - 1) / kThreads; }
 
+std::string device_api_mismatch(int headers_version, int loaded_version) {
+  if (headers_version == loaded_version) return "";
+  return "lsa_sum: built against NCCL " + std::to_string(headers_version) + "'s device API but NCCL " +
+         std::to_string(loaded_version) + " is loaded; its device structs differ between releases: build " +
+         "against the headers of the NCCL that LibTorch loads (OPBENCH_NCCL_INCLUDE)";
+}
+
 #ifdef OPBENCH_HAVE_NCCL_DEVICE_API
 namespace {
 
@@ -69,6 +76,10 @@ LsaSum::LsaSum(void* nccl_comm, void* window, int64_t rows, int64_t dim)
     : device_(std::make_unique<DeviceComm>()), window_(window), rows_(rows), dim_(dim) {
   if (!nccl_comm || !window || rows <= 0 || dim <= 0 || dim % kVectorElements != 0)
     throw Error("lsa_sum: needs a communicator, a window, rows > 0 and dim a positive multiple of 8");
+  int loaded_version = 0;
+  OPBENCH_NCCL_CHECK(ncclGetVersion(&loaded_version));
+  if (std::string problem = device_api_mismatch(NCCL_VERSION_CODE, loaded_version); !problem.empty())
+    throw Error(problem);
   auto comm = static_cast<ncclComm_t>(nccl_comm);
   int ranks = 0;
   OPBENCH_NCCL_CHECK(ncclCommCount(comm, &ranks));

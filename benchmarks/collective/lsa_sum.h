@@ -16,22 +16,32 @@
 // A rank that never arrives leaves its peers spinning at the barrier: the communicator's wait gives up
 // at its timeout (collective/communicator.h). Plain C++ interface; CUDA builds with NCCL >= 2.28 only
 // (otherwise the constructor throws opbench::Error saying so).
+// The device API's structs (ncclDevComm, ncclDevCommRequirements, the window) are one NCCL release's
+// layout, not a stable ABI: 2.28.9 inserted barrierCount before 2.28.3's lsaBarrierCount, so a kernel built
+// against 2.28.9's headers reads 2.28.3's device communicator wrongly. The constructor therefore refuses a
+// loaded NCCL other than the headers' release (device_api_mismatch).
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace opbench::collective {
 
 int64_t lsa_sum_blocks(int64_t dim);
 
+// Empty when NCCL `loaded_version` (ncclGetVersion) is the release of the headers this file was built
+// against (`headers_version`, NCCL_VERSION_CODE); else the one line that says so and what to do.
+std::string device_api_mismatch(int headers_version, int loaded_version);
+
 class LsaSum {
  public:
   // Collective: every rank at once. `nccl_comm` an ncclComm_t, `window` the ncclWindow_t of `rows` x `dim`
   // bf16 (Communicator::symmetric_tensor and nccl_handles), dim a multiple of 8. Makes the device
-  // communicator (ncclDevCommCreate, lsa_sum_blocks(dim) LSA barriers); throws opbench::Error when NCCL
-  // refuses or when not every rank is load/store accessible. It lives as long as the process: NCCL releases
+  // communicator (ncclDevCommCreate, lsa_sum_blocks(dim) LSA barriers); throws opbench::Error when the
+  // loaded NCCL is not the headers' release, when NCCL refuses or when not every rank is load/store
+  // accessible. It lives as long as the process: NCCL releases
   // its resources with the communicator.
   LsaSum(void* nccl_comm, void* window, int64_t rows, int64_t dim);
   ~LsaSum();
