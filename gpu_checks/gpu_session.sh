@@ -285,8 +285,8 @@ step_tp_decode() {  # issue 40: tensor-parallel decode, torchrun over N = TP_SIZ
   python3 gpu_checks/tp_decode_table.py "$out" | tee "$out/tp_decode.md" >&2
 }
 step_tp_allreduce_ab() {  # issue 40: the TP step's sums three ways, TP_SIZES (default "2 4") GPUs, graph backend:
-  # ncclAllReduce on ordinary memory (the default), with the partials in an NCCL symmetric window
-  # (OPBENCH_NCCL_SYMMETRIC=1), and one kernel over NCCL's device API (OPBENCH_TP_ALLREDUCE=lsa): tok/s, sum time
+  # ncclAllReduce on ordinary memory, with the partials in an NCCL symmetric window (OPBENCH_NCCL_SYMMETRIC=1),
+  # and one kernel over NCCL's device API (OPBENCH_TP_ALLREDUCE=lsa, the default where available): tok/s, sum time
   export NCCL_NVLS_ENABLE=0
   local n side launcher=(torchrun)
   command -v torchrun >/dev/null || launcher=(python3 -m torch.distributed.run)

@@ -72,14 +72,19 @@ struct LsaSum::DeviceComm {
   ncclDevComm comm;
 };
 
+std::optional<std::string> lsa_sum_unavailable() {
+  int loaded_version = 0;
+  if (ncclGetVersion(&loaded_version) != ncclSuccess) return "lsa_sum: ncclGetVersion failed";
+  if (std::string problem = device_api_mismatch(NCCL_VERSION_CODE, loaded_version); !problem.empty())
+    return problem;
+  return std::nullopt;
+}
+
 LsaSum::LsaSum(void* nccl_comm, void* window, int64_t rows, int64_t dim)
     : device_(std::make_unique<DeviceComm>()), window_(window), rows_(rows), dim_(dim) {
   if (!nccl_comm || !window || rows <= 0 || dim <= 0 || dim % kVectorElements != 0)
     throw Error("lsa_sum: needs a communicator, a window, rows > 0 and dim a positive multiple of 8");
-  int loaded_version = 0;
-  OPBENCH_NCCL_CHECK(ncclGetVersion(&loaded_version));
-  if (std::string problem = device_api_mismatch(NCCL_VERSION_CODE, loaded_version); !problem.empty())
-    throw Error(problem);
+  if (std::optional<std::string> problem = lsa_sum_unavailable()) throw Error(*problem);
   auto comm = static_cast<ncclComm_t>(nccl_comm);
   int ranks = 0;
   OPBENCH_NCCL_CHECK(ncclCommCount(comm, &ranks));
@@ -102,6 +107,10 @@ void LsaSum::add_sum(int64_t slot, void* h, cudaStream_t stream, bool programmat
 #else
 
 struct LsaSum::DeviceComm {};
+
+std::optional<std::string> lsa_sum_unavailable() {
+  return "lsa_sum: this build has no NCCL device API (NCCL >= 2.28 with nccl_device.h, found when configured)";
+}
 
 LsaSum::LsaSum(void*, void* window, int64_t rows, int64_t dim) : window_(window), rows_(rows), dim_(dim) {
   throw Error("lsa_sum: this build has no NCCL device API (NCCL >= 2.28 with nccl_device.h, found when configured)");

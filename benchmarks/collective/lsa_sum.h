@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace opbench::collective {
@@ -34,6 +35,10 @@ int64_t lsa_sum_blocks(int64_t dim);
 // Empty when NCCL `loaded_version` (ncclGetVersion) is the release of the headers this file was built
 // against (`headers_version`, NCCL_VERSION_CODE); else the one line that says so and what to do.
 std::string device_api_mismatch(int headers_version, int loaded_version);
+
+// Why LsaSum cannot be made in this process (no device API in the build, or device_api_mismatch with the
+// loaded NCCL); nullopt when it can be tried. Alike on every rank of one host. Reads no communicator.
+std::optional<std::string> lsa_sum_unavailable();
 
 class LsaSum {
  public:

@@ -4,16 +4,20 @@
 // column-parallel, wo and w2 row-parallel, norms, embedding and output head replicated, the KV cache of
 // its kv heads) and the step sums wo's and w2's partial outputs over the ranks -- an all-reduce of a
 // [1, dim] activation each, through the Collective family's Communicator (NCCL on a GPU, gloo on the
-// CPU) -- before each residual add. On a GPU the step is the own-kernel step (own_step.h) with the
-// all-reduces enqueued on its stream, so the step's CUDA graph holds them. OPBENCH_NCCL_SYMMETRIC=1 puts
-// those partial outputs in a symmetric NCCL window instead (Communicator::symmetric_tensor), where NCCL
-// sums a [1, dim] activation with its symmetric kernels (into ordinary memory: Model::reduce_buffer).
-// On 2xH200 (NCCL 2.28.9, 2026-11-27) the step with its sums in the window too failed its checks (int8
-// logits 67% RMS off, bf16 graph tokens unlike eager: NVIDIA/nccl#1924), so it is off by default; the
-// window-in, ordinary-out form passes and is no faster: it stays opt-in. OPBENCH_TP_ALLREDUCE=lsa sums
-// the partials without an NCCL collective: NCCL's device API maps each rank's window row into every
-// rank, and one kernel a sum meets its peers at an NCCL barrier, loads their rows over NVLink and adds
-// them into h (collective/lsa_sum.h; one host, every pair load/store accessible). The case's note says which.
+// CPU) -- before each residual add. On a GPU the step is the own-kernel step (own_step.h), all of it in
+// the step's CUDA graph, and by default it sums the partials without an NCCL collective: NCCL's device
+// API maps each rank's window row into every rank, and one kernel a sum meets its peers at an NCCL
+// barrier, loads their rows over NVLink and adds them into h (collective/lsa_sum.h; one host, every pair
+// load/store accessible). On 4xH200 (2026-11-27, e2304a1) that made bf16 TP2 8.0%, TP4 18.3% and the 70B
+// 10.6% faster than ncclAllReduce + residual add, with the same logits check passed. Where the build has
+// no device API or the loaded NCCL is not its headers' release (lsa_sum_unavailable) the step falls back
+// to ncclAllReduce, enqueued on its stream, then the residual add; OPBENCH_TP_ALLREDUCE=nccl asks for
+// that path, =lsa requires the one-shot sums (the case skips as unavailable without them).
+// OPBENCH_NCCL_SYMMETRIC=1 (with the nccl path) puts the partial outputs in a symmetric NCCL window, where
+// NCCL sums a [1, dim] activation with its symmetric kernels (into ordinary memory: Model::reduce_buffer);
+// on 2xH200 the step with its sums in the window too failed its checks (int8 logits 67% RMS off, bf16
+// graph tokens unlike eager: NVIDIA/nccl#1924), and the window-in, ordinary-out form passes and is no
+// faster: it stays opt-in. The case's note says which path ran.
 //
 // Cases: Llama2TP/<bf16|int8>/7b-32L-tp<2|4>/<backend>, Llama2_70bTP/bf16/70b-80L-tp4/<backend>
 // (Llama-2-70B: dim 8192, 80 layers, 64 heads, 8 KV heads, FFN 28672), on the CPU
@@ -48,7 +52,7 @@
 //                      energy counter, summed) / their wall time, / their new tokens; "-" on the CPU
 //   allreduce_share(%) the share of the token time spent in all-reduce: 2 x layers all-reduces of a bf16
 //                      [1, dim] activation (in the step's buffer: the symmetric window or not; with
-//                      OPBENCH_TP_ALLREDUCE=lsa the one-shot sum kernels, their residual add included),
+//                      the one-shot sums, those kernels, their residual add included),
 //                      captured alone in a CUDA graph and replayed 20 times after a
 //                      warm-up (CUDA events), i.e. one token's all-reduces without the step around them,
 //                      / the token time (1 / tok/s). CPU: the same all-reduces back to back, host clock.
@@ -173,8 +177,9 @@ Model make_rank_shard(CaseContext& ctx, Communicator& comm) {
 
 // Whether environment variable `name` is set to `value` (bench_ops checked the values at start):
 //   OPBENCH_NCCL_SYMMETRIC=1   the partial outputs in a symmetric window; unset or "0": ordinary memory;
-//   OPBENCH_TP_ALLREDUCE=lsa   the own-kernel step's partials summed by one kernel over NCCL's device API
-//                              (Model::add_sums); unset or "nccl": ncclAllReduce, then the residual add.
+//   OPBENCH_TP_ALLREDUCE       lsa: the own-kernel step's partials summed by one kernel over NCCL's device
+//                              API (Model::add_sums), required; nccl: ncclAllReduce, then the residual
+//                              add; unset: lsa where available, else nccl.
 bool environment_says(const char* name, const std::string& value) {
   const char* set = std::getenv(name);
   return set && value == set;
@@ -348,12 +353,17 @@ void run_tp_decode(CaseContext& ctx) {
     return checksum(replicated);
   }, "the replicated tensors (token embedding, final norm, output head)");
 #ifdef OPBENCH_HAVE_CUDA
-  if (gpu && info.backend != "aten_graph" && environment_says("OPBENCH_TP_ALLREDUCE", "lsa")) {
-    ranks.run("making the one-shot sums (NCCL's device API)", [&] {   // collective: after the shards
-      model.reduce_buffer = comm.symmetric_tensor({2, model.cfg.dim}, model.act_dtype);
-      model.add_sums = lsa_sums(comm, model.reduce_buffer);
-      return int64_t{0};
-    });
+  if (gpu && info.backend != "aten_graph" && !environment_says("OPBENCH_TP_ALLREDUCE", "nccl")) {
+    const std::optional<std::string> unavailable = collective::lsa_sum_unavailable();   // alike on every rank
+    if (unavailable && environment_says("OPBENCH_TP_ALLREDUCE", "lsa")) return ctx.skip_unavailable("OPBENCH_TP_ALLREDUCE=lsa: " + *unavailable);
+    if (unavailable && comm.rank() == 0)
+      std::fprintf(stderr, "  %s: sums through ncclAllReduce: %s\n", info.name().c_str(), unavailable->c_str());
+    if (!unavailable)
+      ranks.run("making the one-shot sums (NCCL's device API)", [&] {   // collective: after the shards
+        model.reduce_buffer = comm.symmetric_tensor({2, model.cfg.dim}, model.act_dtype);
+        model.add_sums = lsa_sums(comm, model.reduce_buffer);
+        return int64_t{0};
+      });
   }
 #endif
   if (gpu && info.backend != "aten_graph" && !model.add_sums && environment_says("OPBENCH_NCCL_SYMMETRIC", "1")) {
