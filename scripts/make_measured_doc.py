@@ -130,7 +130,7 @@ def models_tables(folder):
             for r in json.loads((run / "models_python.json").read_text())["results"]:
                 python.append([run.name, r["model"], r["backend"], num(r["tok_s"]), num(r["gbps"], 0),
                                num(r["startup_s"])])
-    out = [md_table(["run", "model", "backend", "tok/s", "% of read bound", "p50 ms/token", "start-up s"], cxx)]
+    out = [md_table(["run", "model", "backend", "tok/s", "% of read bound", "p50 ms/token", "start-up s"], cxx)] if cxx else []
     if python:
         out.append(md_table(["run", "model", "Python backend", "tok/s", "GB/s", "start-up s"], python))
     return out
