@@ -23,6 +23,7 @@ namespace {
 
 constexpr int kThreads = 128;
 constexpr int64_t kVectorElements = 8;   // bf16 in a 16-byte load
+constexpr int kMaxRanks = 8;             // the most GPUs of one NVLink host the kernel sums over
 
 }  // namespace
 
@@ -51,15 +52,22 @@ __global__ void __launch_bounds__(kThreads)
   kernels::allow_next_launch();
   const int64_t v = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (v >= vectors) return;
+  // Every peer's load issued before any is used: the NVLink round trips overlap instead of queuing
+  // one behind the other (a loop over comm.lsaSize, unknown at compile time, waits for each in turn).
+  uint4 mine = reinterpret_cast<const uint4*>(h)[v];
+  uint4 raw[kMaxRanks];
+#pragma unroll
+  for (int peer = 0; peer < kMaxRanks; ++peer)
+    if (peer < comm.lsaSize)   // ld.global.cv: the peer's row as it is now, never a stale L1 copy
+      raw[peer] = __ldcv(static_cast<const uint4*>(ncclGetLsaPointer(window, row_offset + 16 * v, peer)));
   float sum[kVectorElements] = {};
-  for (int peer = 0; peer < comm.lsaSize; ++peer) {
-    // ld.global.cv: the peer's row as it is now, never a copy an earlier kernel left in this SM's L1
-    const uint4 raw = __ldcv(static_cast<const uint4*>(ncclGetLsaPointer(window, row_offset + 16 * v, peer)));
-    const bf16* part = reinterpret_cast<const bf16*>(&raw);
+#pragma unroll
+  for (int peer = 0; peer < kMaxRanks; ++peer) {
+    if (peer >= comm.lsaSize) break;
+    const bf16* part = reinterpret_cast<const bf16*>(&raw[peer]);
 #pragma unroll
     for (int i = 0; i < kVectorElements; ++i) sum[i] += __bfloat162float(part[i]);
   }
-  uint4 mine = reinterpret_cast<const uint4*>(h)[v];
   bf16* out = reinterpret_cast<bf16*>(&mine);
 #pragma unroll
   for (int i = 0; i < kVectorElements; ++i) out[i] = __float2bfloat16(__bfloat162float(out[i]) + sum[i]);
@@ -91,6 +99,9 @@ LsaSum::LsaSum(void* nccl_comm, void* window, int64_t rows, int64_t dim)
   ncclDevCommRequirements requirements{};
   requirements.lsaBarrierCount = static_cast<int>(lsa_sum_blocks(dim));
   OPBENCH_NCCL_CHECK(ncclDevCommCreate(comm, &requirements, &device_->comm));
+  if (ranks > kMaxRanks)
+    throw Error("lsa_sum: sums over at most " + std::to_string(kMaxRanks) + " ranks; this communicator has " +
+                std::to_string(ranks));
   if (device_->comm.lsaSize != ranks)
     throw Error("lsa_sum: " + std::to_string(device_->comm.lsaSize) + " of the " + std::to_string(ranks) +
                 " ranks are load/store accessible from this one (NVLink or P2P between every pair is needed)");
