@@ -137,8 +137,11 @@ def test_a_signal_stops_the_shards_and_merges_what_they_finished(tmp_path, sig, 
     """The stand-in bench_ops writes one entry, waits, and closes its JSON when the signal reaches it."""
     fake = pathlib.Path(__file__).parent / "data" / "fakes" / "bench_ops_until_signal.sh"
     merged = tmp_path / "merged.json"
+    # SIGINT as a terminal delivers it: a test run started as a background job inherits SIGINT ignored,
+    # which Python and the stand-in's bash keep, and the shards would then run their 30 s out.
     proc = subprocess.Popen([sys.executable, "-m", "opbench_tools.shard", "--shards", "2", "--bench-ops", str(fake),
-                             "--", f"--benchmark_out={merged}"], stderr=subprocess.PIPE, text=True, env=CPU_ONLY)
+                             "--", f"--benchmark_out={merged}"], stderr=subprocess.PIPE, text=True, env=CPU_ONLY,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     started, line = 0, "-"
     while started < 2 and line:   # each shard says "started" on stderr once its entry is on disk
         line = proc.stderr.readline()
