@@ -29,7 +29,7 @@ import time
 import torch
 
 from opbench_tools import benchmark_json
-from torch_compile_timings import package_kernel_sources, tuned_since, tuning_results
+from torch_compile_timings import package_kernel_sources, retuned_since, tuning_results
 
 
 def _family_model():
@@ -113,7 +113,7 @@ def run(name, c, int8, backend, device, runs, trace_dir=None):
     with torch.no_grad():
         generate(m, step, prompt, device)
         sync(device)
-        tuned_here = tuned_since(tuned_before) if backend == "compile" else 0
+        retuned = retuned_since(tuned_before) if backend == "compile" else {}
         startup = time.perf_counter() - start
         first_generation = time.perf_counter() - first
         generate(m, step, prompt, device)  # cudagraph trees record on the second call
@@ -132,7 +132,7 @@ def run(name, c, int8, backend, device, runs, trace_dir=None):
     return dict(model=name, backend="python_" + backend, layers=c["n_layers"], tok_s=tok_s,
                 gbps=streamed * tok_s / 1e9, model_GB=streamed / 1e9, startup_s=startup,
                 first_generation_s=first_generation, generations=runs, seconds=times,
-                kernels_tuned_here=tuned_here)
+                kernels_tuned_here=sum(retuned.values()), retuned=retuned)
 
 
 def bench_ops_figures(path):
@@ -199,7 +199,7 @@ def main():
             results.append(r)
             print(f"{name} {r['backend']}: {r['tok_s']:.1f} tok/s, {r['gbps']:.0f} GB/s, startup "
                   f"{r['startup_s']:.1f} s (first generation {r['first_generation_s']:.1f} s), kernels tuned here "
-                  f"{r['kernels_tuned_here']}", flush=True)
+                  f"{r['kernels_tuned_here']} {r['retuned']}", flush=True)
             if args.json:
                 with open(args.json, "w", encoding="utf-8") as f:
                     json.dump(dict(device=torch.cuda.get_device_name() if args.device == "cuda" else "cpu",

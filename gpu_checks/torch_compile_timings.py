@@ -54,15 +54,35 @@ def module_of(path):
 
 
 def tuning_results():
-    """{path: mtime} of the tuning results in inductor's cache (its *.best_config files)."""
+    """{path: text} of the tuning results in inductor's cache (its *.best_config files)."""
     from torch._inductor.runtime.cache_dir_utils import cache_dir
-    return {os.path.join(folder, name): os.path.getmtime(os.path.join(folder, name))
-            for folder, _, names in os.walk(cache_dir()) for name in names if name.endswith(".best_config")}
+    found = {}
+    for folder, _, names in os.walk(cache_dir()):
+        for name in names:
+            if name.endswith(".best_config"):
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    found[os.path.join(folder, name)] = f.read()
+    return found
 
 
 def tuned_since(before):
     """How many tuning results were written (new or rewritten) since `before` (tuning_results())."""
-    return sum(before.get(path) != mtime for path, mtime in tuning_results().items())
+    return sum(before.get(path) != text for path, text in tuning_results().items())
+
+
+def retuned_since(before):
+    """Of the tuning results rewritten since `before` (tuning_results()), how many kept the candidate
+    configurations they were tuned over (their `configs_hash`) and how many had other candidates:
+    {"new": n, "same_candidates": n, "other_candidates": n}. A rewrite over the same candidates means the
+    cached choice was there and not taken; other candidates, that the kernel's heuristics differ."""
+    counts = {"new": 0, "same_candidates": 0, "other_candidates": 0}
+    for path, text in tuning_results().items():
+        if path not in before:
+            counts["new"] += 1
+        elif before[path] != text:
+            same = json.loads(before[path]).get("configs_hash") == json.loads(text).get("configs_hash")
+            counts["same_candidates" if same else "other_candidates"] += 1
+    return counts
 
 
 def package_kernel_sources():

@@ -69,7 +69,7 @@ def test_a_compiled_row_is_labelled_with_its_model(monkeypatch):
         monkeypatch.setattr(inductor_config.triton, name, getattr(inductor_config.triton, name))
     monkeypatch.setattr(script, "package_kernel_sources", lambda: {"triton.store_cubin": True})
     monkeypatch.setattr(script, "tuning_results", lambda: {})
-    monkeypatch.setattr(script, "tuned_since", lambda before: 0)
+    monkeypatch.setattr(script, "retuned_since", lambda before: {})
     monkeypatch.setattr(script.torch, "compile", lambda fn, **kwargs: fn)
     c = dict(script.CONFIGS["tiny"])
     row = script.run("llama2_7b_bf16", c, False, "compile", "cpu", 1)
