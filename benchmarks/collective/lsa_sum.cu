@@ -96,12 +96,12 @@ LsaSum::LsaSum(void* nccl_comm, void* window, int64_t rows, int64_t dim)
   auto comm = static_cast<ncclComm_t>(nccl_comm);
   int ranks = 0;
   OPBENCH_NCCL_CHECK(ncclCommCount(comm, &ranks));
+  if (ranks > kMaxRanks)   // alike on every rank: none makes the device communicator
+    throw Error("lsa_sum: sums over at most " + std::to_string(kMaxRanks) + " ranks; this communicator has " +
+                std::to_string(ranks));
   ncclDevCommRequirements requirements{};
   requirements.lsaBarrierCount = static_cast<int>(lsa_sum_blocks(dim));
   OPBENCH_NCCL_CHECK(ncclDevCommCreate(comm, &requirements, &device_->comm));
-  if (ranks > kMaxRanks)
-    throw Error("lsa_sum: sums over at most " + std::to_string(kMaxRanks) + " ranks; this communicator has " +
-                std::to_string(ranks));
   if (device_->comm.lsaSize != ranks)
     throw Error("lsa_sum: " + std::to_string(device_->comm.lsaSize) + " of the " + std::to_string(ranks) +
                 " ranks are load/store accessible from this one (NVLink or P2P between every pair is needed)");
@@ -124,7 +124,7 @@ std::optional<std::string> lsa_sum_unavailable() {
 }
 
 LsaSum::LsaSum(void*, void* window, int64_t rows, int64_t dim) : window_(window), rows_(rows), dim_(dim) {
-  throw Error("lsa_sum: this build has no NCCL device API (NCCL >= 2.28 with nccl_device.h, found when configured)");
+  throw Error(*lsa_sum_unavailable());
 }
 
 void LsaSum::add_sum(int64_t, void*, cudaStream_t, bool) const { throw Error("lsa_sum: unavailable in this build"); }
