@@ -34,8 +34,9 @@ def test_selftest_counts_false_alarms_and_catches_an_injected_slowdown(tmp_path)
     assert result["aa_rounds_failed"] == 0 and case["aa_rounds"] == 2 and case["aa_slower"] == 0
     slowed = case["slowdowns"]["100"]
     assert slowed["caught"] == 2 and slowed["rounds"] == 2 and case["smallest_caught_pct"] == 100
-    # a 100% injection measured through a busy 2-core machine's noise: roughly doubled, never unchanged
-    assert all(40 < c < 250 for c in slowed["changes_pct"]), slowed["changes_pct"]
+    # a 100% injection measured through a busy 2-core machine's noise: well above the noise, never
+    # unchanged (a clean clone's CI measured one round at +34%, the other at +100%)
+    assert all(20 < c < 250 for c in slowed["changes_pct"]), slowed["changes_pct"]
     assert 0 < case["smallest_reliable_slowdown_pct"] < 100
     assert "false alarms: the gate failed 0 of 2 A/A rounds = 0%" in proc.stdout
     assert "detection at 100%: the gate failed 2 of 2 rounds = 100%" in proc.stdout
