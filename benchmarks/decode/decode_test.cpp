@@ -25,15 +25,13 @@
 
 #ifdef OPBENCH_HAVE_CUDA
 #include "decode/own_step.h"
+#include "tests/cpp/rel_rms.h"
 #endif
 
 namespace opbench::decode {
 namespace {
 
-double rel_rms(const at::Tensor& got, const at::Tensor& want) {
-  at::Tensor g = got.to(at::kDouble).cpu(), w = want.to(at::kDouble).cpu();
-  return ((g - w).square().mean().sqrt() / w.square().mean().sqrt()).item<double>();
-}
+using test_util::rel_rms;
 
 at::Tensor longs(std::vector<int64_t> values, c10::Device device) {
   return at::tensor(values, at::TensorOptions().device(device).dtype(at::kLong));

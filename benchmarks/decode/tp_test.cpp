@@ -21,6 +21,7 @@
 
 #ifdef OPBENCH_HAVE_CUDA
 #include "decode/own_step.h"
+#include "tests/cpp/rel_rms.h"
 #endif
 
 namespace opbench::decode {
@@ -109,10 +110,7 @@ at::Tensor longs(int64_t value, c10::Device device) {
   return at::tensor(std::vector<int64_t>{value}, at::TensorOptions().device(device).dtype(at::kLong));
 }
 
-double rel_rms(const at::Tensor& got, const at::Tensor& want) {
-  at::Tensor g = got.to(at::kDouble).cpu(), w = want.to(at::kDouble).cpu();
-  return ((g - w).square().mean().sqrt() / w.square().mean().sqrt()).item<double>();
-}
+using test_util::rel_rms;
 
 using StepOf = std::function<at::Tensor(Model&, const at::Tensor&, const at::Tensor&)>;
 

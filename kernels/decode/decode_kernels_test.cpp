@@ -15,14 +15,12 @@
 
 #include "kernels/decode/decode_kernels.h"
 #include "kernels/decode/decode_reference.h"
+#include "tests/cpp/rel_rms.h"
 
 namespace opbench::kernels {
 namespace {
 
-double rel_rms(const at::Tensor& got, const at::Tensor& want) {
-  at::Tensor g = got.to(at::kDouble).cpu(), w = want.to(at::kDouble).cpu();
-  return ((g - w).square().mean().sqrt() / w.square().mean().sqrt()).item<double>();
-}
+using test_util::rel_rms;
 
 at::Tensor longs(std::vector<int64_t> values) {
   return at::tensor(values, at::TensorOptions().device(at::kCUDA).dtype(at::kLong));

@@ -24,6 +24,7 @@
 
 #include "kernels/common/launch_rules.h"
 #include "kernels/gemv/gemv.h"
+#include "tests/cpp/rel_rms.h"
 
 namespace opbench {
 namespace {
@@ -65,10 +66,7 @@ class GemvInt4 : public ::testing::TestWithParam<kernels::LaunchRules> {
   }
 };
 
-double rel_rms(const at::Tensor& got, const at::Tensor& want) {
-  at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
-  return ((g - w).square().mean().sqrt() / w.square().mean().sqrt()).item<double>();
-}
+using test_util::rel_rms;
 
 TEST_P(GemvInt4, MatchesFloat64OnAlignedShapes) {
   for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{

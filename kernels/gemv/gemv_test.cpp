@@ -24,6 +24,7 @@
 
 #include "kernels/common/launch_rules.h"
 #include "kernels/gemv/gemv.h"
+#include "tests/cpp/rel_rms.h"
 
 namespace opbench {
 namespace {
@@ -184,10 +185,7 @@ TEST_P(GemvKernel, GathersWithTheIndexReadOnTheDevice) {
   }
 }
 
-double rel_rms(const at::Tensor& got, const at::Tensor& want) {
-  at::Tensor g = got.to(at::kDouble), w = want.to(at::kDouble);
-  return ((g - w).square().mean().sqrt() / w.square().mean().sqrt()).item<double>();
-}
+using test_util::rel_rms;
 
 // Per-row bf16 scales for int8 weights (rows x experts), none for bf16.
 at::Tensor scales_for(c10::ScalarType dtype, std::vector<int64_t> shape) {
