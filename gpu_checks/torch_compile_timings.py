@@ -67,7 +67,7 @@ def tuning_results():
 
 def tuned_since(before):
     """How many tuning results were written (new or rewritten) since `before` (tuning_results())."""
-    return sum(before.get(path) != text for path, text in tuning_results().items())
+    return sum(retuned_since(before).values())
 
 
 def retuned_since(before):

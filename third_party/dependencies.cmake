@@ -43,13 +43,15 @@ if(OPBENCH_HAVE_CUDA OR NOT OPBENCH_TORCH_IS_CUDA)
     # compute capabilities of this machine's GPUs, else 9.0 (the H100 and H200 the suite is measured on):
     # each architecture is another compile of every kernel (gemv.cu alone ~25 s on a CI core).
     # -DOPBENCH_CUDA_ARCHS="8.0;9.0" builds for an A100 too.
-    set(_opbench_default_archs "9.0")
-    execute_process(COMMAND nvidia-smi --query-gpu=compute_cap --format=csv,noheader
-                    OUTPUT_VARIABLE _opbench_gpu_caps RESULT_VARIABLE _opbench_smi_rc ERROR_QUIET
-                    OUTPUT_STRIP_TRAILING_WHITESPACE)
-    if(_opbench_smi_rc EQUAL 0 AND _opbench_gpu_caps MATCHES "^[0-9]+\\.[0-9]")
-      string(REPLACE "\n" ";" _opbench_default_archs "${_opbench_gpu_caps}")
-      list(REMOVE_DUPLICATES _opbench_default_archs)
+    if(NOT DEFINED CACHE{OPBENCH_CUDA_ARCHS})   # asked once, at the first configure
+      set(_opbench_default_archs "9.0")
+      execute_process(COMMAND nvidia-smi --query-gpu=compute_cap --format=csv,noheader
+                      OUTPUT_VARIABLE _opbench_gpu_caps RESULT_VARIABLE _opbench_smi_rc ERROR_QUIET
+                      OUTPUT_STRIP_TRAILING_WHITESPACE)
+      if(_opbench_smi_rc EQUAL 0 AND _opbench_gpu_caps MATCHES "^[0-9]+\\.[0-9]")
+        string(REPLACE "\n" ";" _opbench_default_archs "${_opbench_gpu_caps}")
+        list(REMOVE_DUPLICATES _opbench_default_archs)
+      endif()
     endif()
     set(OPBENCH_CUDA_ARCHS "${_opbench_default_archs}" CACHE STRING "GPU architectures for opbench's own kernels")
     set(TORCH_CUDA_ARCH_LIST "${OPBENCH_CUDA_ARCHS}")

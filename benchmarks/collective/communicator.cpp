@@ -34,7 +34,6 @@
 #include "opbench/device.h"
 #include "opbench/world.h"
 
-
 namespace opbench::collective {
 
 double collective_timeout_seconds() {

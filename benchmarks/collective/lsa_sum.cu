@@ -127,7 +127,7 @@ LsaSum::LsaSum(void*, void* window, int64_t rows, int64_t dim) : window_(window)
   throw Error(*lsa_sum_unavailable());
 }
 
-void LsaSum::add_sum(int64_t, void*, cudaStream_t, bool) const { throw Error("lsa_sum: unavailable in this build"); }
+void LsaSum::add_sum(int64_t, void*, cudaStream_t, bool) const { throw Error(*lsa_sum_unavailable()); }
 
 #endif
 

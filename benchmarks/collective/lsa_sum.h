@@ -1,9 +1,9 @@
 // A one-shot sum over the ranks of one host through NCCL's device API (NCCL >= 2.28: a device
 // communicator, a symmetric window, LSA -- load/store accessible -- peer pointers and barriers). NCCL
 // maps every rank's window into every rank's address space over NVLink and provides the barrier; the
-// kernel here only loads the peers' rows and adds them. Used by the tensor-parallel decode step
-// (decode/tp_decode.cpp, OPBENCH_TP_ALLREDUCE=lsa) in place of an all-reduce and a residual add: one
-// kernel, where NCCL's ring takes ~2 x (ranks - 1) hops of latency.
+// kernel here only loads the peers' rows and adds them. The tensor-parallel decode step sums with it by
+// default (decode/tp_decode.cpp; OPBENCH_TP_ALLREDUCE=nccl for ncclAllReduce) in place of an all-reduce
+// and a residual add: one kernel, where NCCL's ring takes ~2 x (ranks - 1) hops of latency.
 //
 // add_sum(slot, h): h[dim] += sum over the ranks r = 0..n-1, in that order, of rank r's window row `slot`
 // (bf16; summed in fp32 and rounded once, so every rank computes the same h). One launch of
@@ -46,8 +46,7 @@ class LsaSum {
   // bf16 (Communicator::symmetric_tensor and nccl_handles), dim a multiple of 8. Makes the device
   // communicator (ncclDevCommCreate, lsa_sum_blocks(dim) LSA barriers); throws opbench::Error when the
   // loaded NCCL is not the headers' release, when NCCL refuses or when not every rank is load/store
-  // accessible. It lives as long as the process: NCCL releases
-  // its resources with the communicator.
+  // accessible. It lives as long as the process: NCCL releases its resources with the communicator.
   LsaSum(void* nccl_comm, void* window, int64_t rows, int64_t dim);
   ~LsaSum();
   LsaSum(const LsaSum&) = delete;

@@ -94,7 +94,7 @@ struct Model {
   // symmetric all-reduce gives wrong sums in CUDA graphs (NVIDIA/nccl#1924; TensorRT-LLM avoids it the
   // same way). Undefined: the step's own buffer, summed in place.
   at::Tensor reduce_buffer;
-  // On one host through NCCL's device API (OPBENCH_TP_ALLREDUCE=lsa): the own-kernel step writes wo's
+  // On one host through NCCL's device API (tp_decode.cpp's default where available): the own-kernel step writes wo's
   // partial in reduce_buffer's row 0 and w2's in row 1 (memory every rank loads from), and add_sums(row, h,
   // programmatic) adds every rank's row into h on the current stream in one kernel
   // (collective/lsa_sum.h), in place of the all-reduce and the residual add. Empty: all_reduce.

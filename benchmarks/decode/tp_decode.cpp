@@ -355,7 +355,8 @@ void run_tp_decode(CaseContext& ctx) {
 #ifdef OPBENCH_HAVE_CUDA
   if (gpu && info.backend != "aten_graph" && !environment_says("OPBENCH_TP_ALLREDUCE", "nccl")) {
     const std::optional<std::string> unavailable = collective::lsa_sum_unavailable();   // alike on every rank
-    if (unavailable && environment_says("OPBENCH_TP_ALLREDUCE", "lsa")) return ctx.skip_unavailable("OPBENCH_TP_ALLREDUCE=lsa: " + *unavailable);
+    if (unavailable && environment_says("OPBENCH_TP_ALLREDUCE", "lsa"))
+      return ctx.skip_unavailable("OPBENCH_TP_ALLREDUCE=lsa: " + *unavailable);
     if (unavailable && comm.rank() == 0)
       std::fprintf(stderr, "  %s: sums through ncclAllReduce: %s\n", info.name().c_str(), unavailable->c_str());
     if (!unavailable)
