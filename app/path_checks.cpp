@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 namespace opbench {
@@ -73,12 +74,14 @@ std::string first_non_folder(const std::string& path) {
   return "";
 }
 
-// `path`'s real path. `info`, where the path exists: what it is, named when it has no real path (a pipe,
-// e.g. /dev/stdout when stdout is one).
-std::string real_path(const NamedPath& p, const std::string& path, const struct stat* info = nullptr) {
+// `path`'s real path; nullopt when `gone_ok` and it no longer exists (ENOENT). `info`, where the path
+// exists: what it is, named when it has no real path (a pipe, e.g. /dev/stdout when stdout is one).
+std::optional<std::string> real_path(const NamedPath& p, const std::string& path, const struct stat* info = nullptr,
+                                     bool gone_ok = false) {
   char* real = ::realpath(path.c_str(), nullptr);
   if (!real && info && !S_ISREG(info->st_mode) && !S_ISDIR(info->st_mode))
     refuse(p, "is " + kind_of(info->st_mode) + " with no path of its own; expected a regular file");
+  if (!real && gone_ok && errno == ENOENT) return std::nullopt;
   if (!real) refuse(p, reason(errno));
   std::string text(real);
   std::free(real);
@@ -99,7 +102,7 @@ void resolve_missing(const NamedPath& p, Resolved& r) {
     struct stat info {};
     if (::stat(folder.c_str(), &info) == 0) {
       if (!S_ISDIR(info.st_mode)) refuse_under_non_folder(p);
-      r.folder = real_path(p, folder);
+      r.folder = *real_path(p, folder);
       r.canonical = (fs::path(r.folder) / rest).lexically_normal().string();
       while (r.canonical.size() > 1 && r.canonical.back() == '/') r.canonical.pop_back();
       return;
@@ -113,13 +116,19 @@ Resolved resolve(const NamedPath& p) {
   check_length(p);
   Resolved r;
   if (::stat(p.path.c_str(), &r.info) == 0) {
-    r.exists = true;
-    r.canonical = real_path(p, p.path, &r.info);
-    r.folder = S_ISDIR(r.info.st_mode) ? r.canonical : fs::path(r.canonical).parent_path().string();
-    return r;
+    if (std::optional<std::string> real = real_path(p, p.path, &r.info, /*gone_ok=*/true)) {
+      r.exists = true;
+      r.canonical = *real;
+      r.folder = S_ISDIR(r.info.st_mode) ? r.canonical : fs::path(r.canonical).parent_path().string();
+      return r;
+    }
+    // Removed since the stat: missing now (another bench_ops sharing this --output creates and removes
+    // it while it probes, under its folder lock: reporters/row_file_append.cpp).
+    r = Resolved{};
+  } else {
+    if (errno == ENOTDIR) refuse_under_non_folder(p);
+    if (errno != ENOENT) refuse(p, reason(errno));
   }
-  if (errno == ENOTDIR) refuse_under_non_folder(p);
-  if (errno != ENOENT) refuse(p, reason(errno));
   resolve_missing(p, r);
   return r;
 }
