@@ -77,7 +77,7 @@ class NcclComm {
   NcclComm(const ncclUniqueId& id, int rank, int size) { OPBENCH_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank)); }
   ~NcclComm() {
     if (comm_) ncclCommDestroy(comm_);   // every collective was waited for: nothing is in flight
-    for (const auto& [bytes, w] : windows_) ncclMemFree(w.memory);   // its windows went with the comm
+    for (const auto& [key, w] : windows_) ncclMemFree(w.memory);   // its windows went with the comm
   }
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -87,9 +87,9 @@ class NcclComm {
     comm_ = nullptr;
   }
   // `bytes` (a multiple of 4096, NCCL's window alignment) of ncclMemAlloc's memory registered as a symmetric
-  // window, one per byte count (communicator.h: symmetric_tensor).
-  void* symmetric_window(size_t bytes) {
-    if (auto known = windows_.find(bytes); known != windows_.end()) return known->second.memory;
+  // window, one per user and byte count (communicator.h: symmetric_tensor).
+  void* symmetric_window(const std::string& user, size_t bytes) {
+    if (auto known = windows_.find({user, bytes}); known != windows_.end()) return known->second.memory;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
     void* memory = nullptr;
     OPBENCH_CUDA_CHECK(cudaSetDevice(current_device().index));   // ncclMemAlloc allocates on the current device
@@ -98,7 +98,7 @@ class NcclComm {
     const ncclResult_t registered = ncclCommWindowRegister(comm_, memory, bytes, &window, NCCL_WIN_COLL_SYMMETRIC);
     if (registered != ncclSuccess) ncclMemFree(memory);
     OPBENCH_NCCL_CHECK(registered);
-    windows_.emplace(bytes, Window{memory, window});
+    windows_.emplace(std::make_pair(user, bytes), Window{memory, window});
     return memory;
 #else
     throw Error("NCCL " + std::to_string(NCCL_VERSION_CODE) + " has no symmetric windows (2.27 added them)");
@@ -106,7 +106,7 @@ class NcclComm {
   }
   // The window handle of symmetric_window's `memory`; nullptr for other memory.
   void* window_of(const void* memory) const {
-    for (const auto& [bytes, w] : windows_)
+    for (const auto& [key, w] : windows_)
       if (w.memory == memory) return w.handle;
     return nullptr;
   }
@@ -117,7 +117,7 @@ class NcclComm {
     void* memory;
     void* handle;   // ncclWindow_t (NCCL >= 2.27)
   };
-  std::map<size_t, Window> windows_;   // bytes -> memory registered as a symmetric window
+  std::map<std::pair<std::string, size_t>, Window> windows_;   // (user, bytes) -> memory registered as a symmetric window
 };
 
 ncclDataType_t nccl_type(c10::ScalarType dtype) {
@@ -419,7 +419,7 @@ std::pair<void*, void*> Communicator::nccl_handles(const at::Tensor& window_memo
   throw Error("Collective: NCCL's handles exist on an NCCL communicator only (this one is " + impl_->name + ")");
 }
 
-at::Tensor Communicator::symmetric_tensor(at::IntArrayRef sizes, c10::ScalarType dtype) {
+at::Tensor Communicator::symmetric_tensor(at::IntArrayRef sizes, c10::ScalarType dtype, const std::string& user) {
   Impl& impl = *impl_;
   impl.check_usable();
   const at::TensorOptions options = at::TensorOptions().dtype(dtype);
@@ -427,7 +427,7 @@ at::Tensor Communicator::symmetric_tensor(at::IntArrayRef sizes, c10::ScalarType
   if (impl.nccl) {
     const size_t align = 4096;   // NCCL_WIN_REQUIRED_ALIGNMENT of NCCL 2.28
     const size_t bytes = static_cast<size_t>(c10::multiply_integers(sizes)) * c10::elementSize(dtype);
-    void* memory = impl.nccl->symmetric_window(std::max(align, (bytes + align - 1) / align * align));
+    void* memory = impl.nccl->symmetric_window(user, std::max(align, (bytes + align - 1) / align * align));
     return at::from_blob(memory, sizes, options.device(at::kCUDA, static_cast<c10::DeviceIndex>(current_device().index)));
   }
 #endif

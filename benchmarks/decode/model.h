@@ -88,16 +88,17 @@ struct Model {
   // `sum` (which may be `partial` itself), before the residual add; on a GPU it only enqueues on the
   // current stream (capturable). Empty for a whole model.
   std::function<void(const at::Tensor& partial, const at::Tensor& sum)> all_reduce;
-  // Where the own-kernel step writes those partials when set: [2, dim] (act dtype) in memory the
-  // all-reduce is fastest on (NCCL: a symmetric window, Communicator::symmetric_tensor), row 0 wo's and
-  // row 1 w2's, summed out of place into the step's own buffer: an NCCL window as the output of a
-  // symmetric all-reduce gives wrong sums in CUDA graphs (NVIDIA/nccl#1924; TensorRT-LLM avoids it the
-  // same way). Undefined: the step's own buffer, summed in place.
+  // Where the own-kernel step writes those partials when set: [2, dim] (act dtype), row 0 wo's and row 1
+  // w2's. With all_reduce: memory the all-reduce is fastest on (NCCL: a symmetric window,
+  // Communicator::symmetric_tensor), summed out of place into the step's own buffer: an NCCL window as
+  // the output of a symmetric all-reduce gives wrong sums in CUDA graphs (NVIDIA/nccl#1924; TensorRT-LLM
+  // avoids it the same way). With add_sums: ordinary memory. Undefined: the step's own buffer, summed in
+  // place.
   at::Tensor reduce_buffer;
-  // On one host through NCCL's device API (tp_decode.cpp's default where available): the own-kernel step writes wo's
-  // partial in reduce_buffer's row 0 and w2's in row 1 (memory every rank loads from), and add_sums(row, h,
-  // programmatic) adds every rank's row into h on the current stream in one kernel
-  // (collective/lsa_sum.h), in place of the all-reduce and the residual add. Empty: all_reduce.
+  // On one host through NCCL's device API (tp_decode.cpp's default where available): add_sums(row, h,
+  // programmatic) adds every rank's reduce_buffer row `row` into h on the current stream in one kernel
+  // (collective/lsa_sum.h: rows 0 and 1 alternate), in place of the all-reduce and the residual add.
+  // Empty: all_reduce.
   std::function<void(int64_t row, const at::Tensor& h, bool programmatic)> add_sums;
 };
 

@@ -75,7 +75,7 @@ std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
   std::string names = "own:" + gemv + "+rms_norm/rope_cache/residual_add/swiglu," +
                       (model.cfg.moe() ? "gather_gemv,top2_route,residual_add," : "") + "decode_attention,next_token";
   if (model.add_sums)
-    names += ",lsa_sum_add x2/layer (NCCL device API: each rank loads the others' partials, adds them to h)";
+    names += ",lsa_sum_add x2/layer (NCCL device API: each rank stores its partial into every rank's window, adds them to h)";
   else if (model.all_reduce)
     names += std::string(",residual_add nccl:all_reduce x2/layer") + (model.reduce_buffer.defined() ? " (symmetric window)" : "");
   return names + (programmatic ? " (programmatic launches)" : "") + " aten:embedding";

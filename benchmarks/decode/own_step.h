@@ -15,8 +15,8 @@
 // partial instead of adding into h, model.all_reduce sums it over the ranks (NCCL, enqueued on the
 // stream: captured with the rest), and residual_add adds it into h -- seven kernels and two all-reduces
 // per layer; with Model::add_sums (one host, NCCL's device API) the partial goes to its row of
-// Model::reduce_buffer and one lsa_sum_add kernel adds every rank's into h -- six kernels and no NCCL
-// collective per layer. Whole models run the five kernels above, unchanged.
+// Model::reduce_buffer and one lsa_sum_add kernel sends it to every rank and adds every rank's into h --
+// six kernels and no NCCL collective per layer. Whole models run the five kernels above, unchanged.
 // `programmatic` (sm_90+): each own kernel is a programmatic dependent launch, so it starts while the
 // previous one finishes -- a GEMV's blocks fetch their first weights during the kernel before it, and
 // the launch gaps close. Off: each launch waits for the previous.

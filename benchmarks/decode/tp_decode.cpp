@@ -6,10 +6,9 @@
 // [1, dim] activation each, through the Collective family's Communicator (NCCL on a GPU, gloo on the
 // CPU) -- before each residual add. On a GPU the step is the own-kernel step (own_step.h), all of it in
 // the step's CUDA graph, and by default it sums the partials without an NCCL collective: NCCL's device
-// API maps each rank's window row into every rank, and one kernel a sum meets its peers at an NCCL
-// barrier, loads their rows over NVLink and adds them into h (collective/lsa_sum.h; one host, every pair
-// load/store accessible). On 4xH200 (2026-11-27, e2304a1) that made bf16 TP2 8.0%, TP4 18.3% and the 70B
-// 10.6% faster than ncclAllReduce + residual add, with the same logits check passed. Where the build has
+// API maps each rank's window into every rank, and one kernel a sum stores the rank's partial into every
+// rank's window as flagged words, waits in its own window for every rank's, and adds them into h
+// (collective/lsa_sum.h; one host, every pair load/store accessible). Where the build has
 // no device API or the loaded NCCL is not its headers' release (lsa_sum_unavailable) the step falls back
 // to ncclAllReduce, enqueued on its stream, then the residual add; OPBENCH_TP_ALLREDUCE=nccl asks for
 // that path, =lsa requires the one-shot sums (the case skips as unavailable without them).
@@ -186,18 +185,26 @@ bool environment_says(const char* name, const std::string& value) {
 }
 
 #ifdef OPBENCH_HAVE_CUDA
-// Model::add_sums over `rows` (symmetric_tensor's [2, dim]). Collective: every rank at once. One LsaSum
-// per shape for the process's life: its device communicator is made collectively, and NCCL releases
-// it with the communicator.
-decltype(Model::add_sums) lsa_sums(Communicator& comm, const at::Tensor& rows) {
-  static std::map<std::pair<int64_t, int64_t>, std::unique_ptr<collective::LsaSum>> made;
-  std::unique_ptr<collective::LsaSum>& sum = made[{rows.size(0), rows.size(1)}];
-  if (!sum) {
-    const auto [nccl_comm, window] = comm.nccl_handles(rows);
-    sum = std::make_unique<collective::LsaSum>(nccl_comm, window, rows.size(0), rows.size(1));
+// Model::add_sums of `partials` (the step's [2, dim] rows). Collective: every rank at once. One LsaSum and
+// its window per dim for the process's life: its device communicator is made collectively, and NCCL
+// releases it with the communicator; its flag counters run on from one case to the next, alike on
+// every rank.
+decltype(Model::add_sums) lsa_sums(Communicator& comm, const at::Tensor& partials) {
+  struct Made {
+    at::Tensor window;
+    std::unique_ptr<collective::LsaSum> sum;
+  };
+  static std::map<int64_t, Made> made;
+  const int64_t dim = partials.size(1);
+  Made& m = made[dim];
+  if (!m.sum) {
+    m.window = comm.symmetric_tensor({collective::lsa_sum_window_bytes(comm.size(), dim)}, c10::kByte, "lsa_sum");
+    const auto [nccl_comm, window] = comm.nccl_handles(m.window);
+    m.sum = std::make_unique<collective::LsaSum>(nccl_comm, window, m.window.data_ptr(), dim,
+                                                 collective::collective_timeout_seconds());
   }
-  return [s = sum.get()](int64_t row, const at::Tensor& h, bool programmatic) {
-    s->add_sum(row, h.data_ptr(), c10::cuda::getCurrentCUDAStream().stream(), programmatic);
+  return [s = m.sum.get(), partials](int64_t row, const at::Tensor& h, bool programmatic) {
+    s->add_sum(row, partials[row].data_ptr(), h.data_ptr(), c10::cuda::getCurrentCUDAStream().stream(), programmatic);
   };
 }
 #endif
@@ -261,8 +268,8 @@ void set_counters(CaseContext& ctx, const std::vector<double>& ms, double startu
 // One token's all-reduces alone (the header's allreduce_share), milliseconds.
 double all_reduce_ms_per_token(const Model& m, bool gpu) {
   // zeros: stay finite however often summed; the step's buffers, used as the step uses them.
-  // With add_sums the rows stay as the last step left them (a peer may still be reading this rank's):
-  // finite partials, summed a few thousand times into `sum`, stay finite.
+  // With add_sums the rows stay as the last step left them: finite partials, summed a few thousand times
+  // into `sum`, stay finite.
   const bool window = m.reduce_buffer.defined();
   at::Tensor sum = at::zeros({1, m.cfg.dim}, m.tok_emb.options());
   at::Tensor partials = window && !m.add_sums ? m.reduce_buffer.zero_() : sum;
@@ -361,7 +368,7 @@ void run_tp_decode(CaseContext& ctx) {
       std::fprintf(stderr, "  %s: sums through ncclAllReduce: %s\n", info.name().c_str(), unavailable->c_str());
     if (!unavailable)
       ranks.run("making the one-shot sums (NCCL's device API)", [&] {   // collective: after the shards
-        model.reduce_buffer = comm.symmetric_tensor({2, model.cfg.dim}, model.act_dtype);
+        model.reduce_buffer = at::zeros({2, model.cfg.dim}, model.tok_emb.options());
         model.add_sums = lsa_sums(comm, model.reduce_buffer);
         return int64_t{0};
       });
