@@ -19,6 +19,7 @@ experts: the two chosen experts' weights gathered (gpt-fast's ConditionalFeedFor
   gpu_checks/kernel_times_from_traces.py DIR puts both sides' kernels by name.
 """
 import argparse
+import functools
 import importlib.util
 import json
 import pathlib
@@ -84,7 +85,8 @@ def use_gpt_fast_inductor_settings():
     inductor_config.triton.unique_kernel_names = True
     inductor_config.fx_graph_cache = True
     for setting, value in package_kernel_sources().items():
-        setattr(inductor_config.triton, setting.split(".")[1], value)
+        *scope, name = setting.split(".")
+        setattr(functools.reduce(getattr, scope, inductor_config), name, value)
 
 
 def profile_generation(m, step, prompt, device, path):

@@ -86,14 +86,19 @@ def retuned_since(before):
 
 
 def package_kernel_sources():
-    """The inductor settings that give torch.compile's kernels the package's sources (so the package
-    build's tuning), with the runtime cost of the one that differs switched off: store_cubin makes each
-    launch of a Python-wrapped kernel save its cubin for an AOT wrapper (a hash of the binary per launch,
-    about 1 ms per call of a several-kernel module, which the timing would count); nothing here reads
-    those cubins."""
+    """The inductor settings under which torch.compile runs the package build's kernels as the package
+    does: its sources (so the package build's coordinate-descent choices, read from inductor's cache),
+    with the runtime cost of the one setting that differs switched off: store_cubin makes each launch of
+    a Python-wrapped kernel save its cubin for an AOT wrapper (a hash of the binary per launch, about 1 ms
+    per call of a several-kernel module, which the timing would count); nothing here reads those cubins.
+    And one compile thread: a kernel compiled in inductor's worker processes comes back pickled, and a
+    pickled triton.Config loses its `found_by_coordesc` mark (torch 2.11), so the cached choice is taken
+    as coordinate descent's start and tuned again -- which inductor does once its worker pool is ready,
+    a few seconds into a process: the later seed cases and most kernels of a 32-layer decode step.
+    Compiled in this process, the cached choice is used as it is."""
     from torch._inductor.runtime import triton_heuristics
     triton_heuristics.CachingAutotuner.save_gpu_kernel = lambda self, stream, launcher: None
-    return {"triton.store_cubin": True}
+    return {"triton.store_cubin": True, "compile_threads": 1}
 
 
 def time_case(entry, samples, flush):
