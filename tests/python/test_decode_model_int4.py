@@ -63,19 +63,19 @@ def test_a_compiled_row_is_labelled_with_its_model(monkeypatch):
     from load_gpu_check import load_gpu_check
     script = load_gpu_check("decode_models_pytorch")
     import torch._inductor.config as inductor_config
-    for name in ("coordinate_descent_tuning", "fx_graph_cache"):
-        monkeypatch.setattr(inductor_config, name, getattr(inductor_config, name))
-    for name in ("unique_kernel_names", "store_cubin"):
-        monkeypatch.setattr(inductor_config.triton, name, getattr(inductor_config.triton, name))
     monkeypatch.setattr(script, "package_kernel_sources", lambda: {"triton.store_cubin": True})
     monkeypatch.setattr(script, "tuning_results", lambda: {})
     monkeypatch.setattr(script, "retuned_since", lambda before: {})
     monkeypatch.setattr(script.torch, "compile", lambda fn, **kwargs: fn)
     c = dict(script.CONFIGS["tiny"])
-    row = script.run("llama2_7b_bf16", c, False, "compile", "cpu", 1)
+    # The settings run() changes, restored after by inductor's own patch (pytest's monkeypatch deletes a
+    # sub-config's entry when it undoes, e.g. triton.store_cubin, which later tests then miss).
+    touched = ["coordinate_descent_tuning", "fx_graph_cache", "triton.unique_kernel_names", "triton.store_cubin"]
+    with inductor_config.patch({name: inductor_config.get_config_copy()[name] for name in touched}):
+        row = script.run("llama2_7b_bf16", c, False, "compile", "cpu", 1)
+        assert inductor_config.triton.store_cubin is True   # the package's setting was applied
     assert row["model"] == "llama2_7b_bf16"
     assert row["backend"] == "python_compile"
-    assert inductor_config.triton.store_cubin is True   # the package's setting was applied
 
 
 def test_trace_writes_a_profiled_generation_per_row(tmp_path, monkeypatch):
