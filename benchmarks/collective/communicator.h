@@ -64,10 +64,10 @@ class Communicator {
   // messages over NVLink; every rank must pass the same offset into it). Not as a symmetric all-reduce's
   // output: that gives wrong sums under CUDA graphs (NVIDIA/nccl#1924). A collective call: every rank makes it at the same point
   // with the same sizes. The memory lives as long as the communicator (destroying it releases the
-  // windows, then the memory is freed); a later call for as many bytes returns the same memory, so one
-  // user at a time. Contents undefined. gloo: an ordinary CPU tensor. Throws opbench::Error when NCCL
-  // refuses (the communicator stays usable). `user` names who owns the memory: calls of one user and one
-  // byte count share it, other users never (the one-shot sums keep flags in theirs, collective/lsa_sum.h).
+  // windows, then the memory is freed). `user` names who owns the memory: calls of one user and one byte
+  // count share it, other users never (the one-shot sums keep flags in theirs, collective/lsa_sum.h).
+  // Contents undefined. gloo: an ordinary CPU tensor. Throws opbench::Error when NCCL refuses (the
+  // communicator stays usable).
   at::Tensor symmetric_tensor(at::IntArrayRef sizes, c10::ScalarType dtype, const std::string& user = "");
   // The ncclComm_t and the ncclWindow_t of a tensor symmetric_tensor returned, for NCCL's device API
   // (collective/lsa_sum.h). Throws opbench::Error on gloo or for other memory.

@@ -10,7 +10,7 @@
 // 8-byte store, which NVLink delivers whole -- as NCCL's LL protocol sends data: the kernel stores its
 // rank's words into every rank's window (row (slot, its rank)), then reads its own window until every
 // rank's word carries this sum's flag, and adds. No barrier, no load across NVLink: the latency is one
-// crossing of stores (a barrier and then loads of the peers' rows took three).
+// crossing of stores (a barrier, then loads of the peers' rows, would take three).
 // Flags: this rank's counter per slot (device memory, zero at the start on every rank); a sum on slot s
 // uses its counter + 1 and advances the other slot's. Reuse is race-free when the calls alternate the
 // slots, 0, 1, 0, 1, ... (the decode step's wo and w2 partials): a rank writes slot s again only after
