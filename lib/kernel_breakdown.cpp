@@ -38,7 +38,7 @@ std::string kind_of(const std::string& kernel_name, const std::vector<KernelKind
 KernelBreakdown kernel_breakdown(const std::vector<GpuInterval>& intervals, double wall_us,
                                  const std::vector<KernelKind>& kinds) {
   // Edges in time order (an end before a start at the same instant); the running kernels ordered by
-  // start, the last-started one in front.
+  // start, the first-started one in front.
   struct Edge {
     double at;
     bool start;
@@ -67,7 +67,7 @@ KernelBreakdown kernel_breakdown(const std::vector<GpuInterval>& intervals, doub
     else running.erase({intervals[edge.kernel].start_us, edge.kernel});
     if (running.empty() || e + 1 == edges.size()) continue;
     const double slice = edges[e + 1].at - edge.at;
-    by_kind[kind_of_kernel[running.rbegin()->second]].us += slice;
+    by_kind[kind_of_kernel[running.begin()->second]].us += slice;
     busy += slice;
   }
   KernelBreakdown breakdown;

@@ -230,11 +230,12 @@ TEST(Trace, MmKernelNames) {
   EXPECT_FALSE(is_mm_kernel("elementwise_kernel"));
 }
 
-// Each instant of the window goes to one kernel, the last-started of those running, so the kinds and
-// the idle time add up to the window: gemv [0,10) overlapped by a norm from 8, a copy nested in a gemv,
-// an all-reduce after a gap, the wall time past the last kernel.
-TEST(Trace, BreakdownGivesEachInstantToTheLastStartedKernel) {
-  std::vector<GpuInterval> intervals{{0, 10, "gemv_vector<bf16>"},   {8, 4, "rms_norm_kernel"},
+// Each instant of the window goes to one kernel, the first-started of those running, so the kinds and
+// the idle time add up to the window: a residual add launched (programmatically) 2 us into a gemv waits
+// for it and then runs 2 us, an all-reduce after a gap, a copy nested in a gemv, the wall time past the
+// last kernel.
+TEST(Trace, BreakdownGivesEachInstantToTheFirstStartedKernel) {
+  std::vector<GpuInterval> intervals{{0, 10, "gemv_vector<bf16>"},   {2, 10, "residual_add"},
                                      {15, 5, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"},
                                      {30, 10, "gemv_int8"}, {32, 2, "Memcpy DtoD (Device -> Device)"}};
   KernelBreakdown b = kernel_breakdown(intervals, 50);
@@ -244,12 +245,12 @@ TEST(Trace, BreakdownGivesEachInstantToTheLastStartedKernel) {
     kinds[k.kind] = {k.us, k.kernels};
     total += k.us;
   }
-  EXPECT_EQ(kinds["gemv"], std::make_pair(8.0 + 8.0, 2));   // [0,8) and [30,40) less the copy's [32,34)
-  EXPECT_EQ(kinds["norm"], std::make_pair(4.0, 1));
+  EXPECT_EQ(kinds["gemv"], std::make_pair(10.0 + 10.0, 2));   // [0,10) and [30,40), the copy inside included
+  EXPECT_EQ(kinds["elementwise"], std::make_pair(2.0, 1));    // [10,12): not the 8 us it waited
   EXPECT_EQ(kinds["all_reduce"], std::make_pair(5.0, 1));
-  EXPECT_EQ(kinds["copy"], std::make_pair(2.0, 1));
+  EXPECT_EQ(kinds["copy"], std::make_pair(0.0, 1));
   EXPECT_DOUBLE_EQ(b.window_us, 50);
-  EXPECT_DOUBLE_EQ(b.idle_us, 50 - busy_us(intervals));   // 50 - 32
+  EXPECT_DOUBLE_EQ(b.idle_us, 50 - busy_us(intervals));   // 50 - 27
   EXPECT_DOUBLE_EQ(total, b.window_us);
   EXPECT_EQ(b.kinds.front().kind, "gemv");                 // largest first
   EXPECT_DOUBLE_EQ(kernel_breakdown(intervals, 10).window_us, busy_us(intervals));   // never below busy
