@@ -20,7 +20,11 @@ enum class GemvPath : uint8_t {
                  // thread `chunks` 16-byte loads, all issued before any arithmetic, no loop
   kGatherPair,   // a gather of two slices that share x, rows of the kernel's span: row r of both slices
                  // a block, both indices loaded together, x converted once for both rows
+  kInt4Mma,      // int4 on bf16 tensor cores (gemv_int4_mma.cuh): blocks of `warps` warps over `tiles`
+                 // tiles of 16 rows, `steps` groups of 128 columns a warp step; rows of up to
+                 // kInt4MmaMaxCols columns (x is staged in shared memory)
 };
+constexpr int64_t kInt4MmaMaxCols = 16384;
 
 // One configuration: a kernel and its template parameters.
 struct GemvConfig {
@@ -30,6 +34,11 @@ struct GemvConfig {
   // Blocks an SM the registers must allow (__launch_bounds__'s second argument); 0: no minimum. A
   // kVector configuration with a minimum also issues x's loads with W's.
   int min_blocks = 0;
+  int tiles = 0;   // kInt4Mma
+  // Whether the paired epilogues (SwiGLU, RoPE) can run: two rows a group, or the tensor-core tiles.
+  constexpr bool pairs_rows() const {
+    return path == GemvPath::kInt4Mma || (path == GemvPath::kVector && rows == 2);
+  }
   // Elements a row of an exact-fit kernel (kExactRow, kGatherPair) spans for weights of type `w`.
   constexpr int64_t span(WeightType w) const {
     return int64_t{warps} * 32 * chunks * (128 / weight_bits(w));
@@ -44,9 +53,13 @@ constexpr GemvConfig exact_row_config(int warps, int chunks, int min_blocks) {
 constexpr GemvConfig gather_pair_config(int warps, int chunks, int min_blocks) {
   return {GemvPath::kGatherPair, warps, 0, 0, 0, chunks, min_blocks};
 }
+constexpr GemvConfig int4_mma_config(int warps, int tiles, int steps) {
+  return {GemvPath::kInt4Mma, warps, 0, 0, steps, 0, 0, tiles};
+}
 
 // The configuration's name in the tuner's CSV: "w8g4r2s2m0" (warps, group, rows, steps, min blocks),
-// "row.w16c4m2" and "pair.w4c8m0" (warps, chunks, min blocks), "scalar".
+// "row.w16c4m2" and "pair.w4c8m0" (warps, chunks, min blocks), "mma.w8t1s2" (warps, tiles, steps),
+// "scalar".
 std::string gemv_config_name(const GemvConfig& config);
 
 // Which launches a table row applies to: all of its conditions hold (the defaults hold for any launch).
@@ -126,6 +139,9 @@ inline constexpr GemvRule kRows[] = {
     // steps; else up to 4096 output rows groups of 2 warps, 4 rows a step; more a warp a block, 4 rows x
     // 2 steps, 4 blocks an SM (20-50% faster than 2 rows x 2 steps there). The H200 takes the H100's
     // rows until it is tuned.
+    // int4 rows of up to 16384 columns on tensor cores (gemv_int4_mma.cuh).
+    {kH100, kInt4, kAny, int4_mma_config(8, 1, 2)},
+    {kH200, kInt4, kAny, int4_mma_config(8, 1, 2)},
     {kH100, kInt4, kAny.with_paired_rows(), vector_config(1, 1, 2, 4)},
     {kH100, kInt4, kAny.output_rows_up_to(4096), vector_config(8, 2, 4, 1)},
     {kH100, kInt4, kAny, vector_config(4, 1, 4, 2, 4)},

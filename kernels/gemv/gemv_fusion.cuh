@@ -44,21 +44,25 @@ struct EpilogueOperands {
   float y_old = 0.f, cos = 1.f, sin = 0.f;
   int64_t pos = 0;
 };
+// The position and the rotation of rows (row, row + 1) of [q | k | v] (row even).
+__device__ __forceinline__ EpilogueOperands rope_operands(const Params& p, int64_t row) {
+  const RopeCacheOut& r = p.rope;
+  EpilogueOperands o;
+  o.pos = *r.pos;
+  if (row < r.q_rows + r.kv_rows) {   // q and k rows rotate, v rows do not
+    const int64_t at = o.pos * (r.head_dim / 2) + (row % r.head_dim) / 2;
+    o.cos = r.cos[at];
+    o.sin = r.sin[at];
+  }
+  return o;
+}
 template <GemvEpilogue kEpilogue>
 __device__ __forceinline__ EpilogueOperands load_epilogue_operands(const Params& p, int64_t slice, int64_t first_row,
                                                                    int rows_here, int lane) {
   EpilogueOperands o;
   if (kEpilogue == GemvEpilogue::kAddToY && lane < rows_here)
     o.y_old = __bfloat162float(p.y[slice * p.rows + first_row + lane]);
-  if (kEpilogue == GemvEpilogue::kRopeCache && lane == 0 && rows_here > 0) {
-    const RopeCacheOut& r = p.rope;
-    o.pos = *r.pos;
-    if (first_row < r.q_rows + r.kv_rows) {   // q and k rows rotate, v rows do not
-      const int64_t at = o.pos * (r.head_dim / 2) + (first_row % r.head_dim) / 2;
-      o.cos = r.cos[at];
-      o.sin = r.sin[at];
-    }
-  }
+  if (kEpilogue == GemvEpilogue::kRopeCache && lane == 0 && rows_here > 0) o = rope_operands(p, first_row);
   return o;
 }
 
