@@ -125,20 +125,23 @@ const std::vector<Expected> kInt8Expected = {
      "w8g2r2s2m0"},
 };
 
-// int4: the tensor-core kernel on rows of up to 16384 columns, fused or gathered (no exact-fit kernel
-// takes int4), the vector path on longer rows, the scalar loop where the layout allows no vectors.
+// int4: a programmatic launch (the decode step's) on tensor cores on rows of up to 16384 columns; an
+// ordinary one on the vector path (no exact-fit kernel takes int4), as are longer rows; the scalar loop
+// where the layout allows no vectors.
 const std::vector<Expected> kInt4Expected = {
-    {"odd width", plain(kInt4, 37, 1000), false, "scalar", "scalar"},
+    {"odd width", plain(kInt4, 37, 1000), true, "scalar", "scalar"},
     {"misaligned x", misaligned_x(plain(kInt4, 64, 1024)), false, "scalar", "scalar"},
-    {"Gemv 4096", plain(kInt4, 4096, 4096), false, "mma.w8t1s2", "mma.w8t1s2"},
-    {"Gemv 16384", plain(kInt4, 16384, 16384), false, "mma.w8t1s2", "mma.w8t1s2"},
-    {"Gemv 32768 (longer than the staged x)", plain(kInt4, 1024, 32768), false, "w8g2r4s1m0", "w8g2r4s1m0"},
-    {"GatherGemv 4096 (8192 output rows)", gathered(kInt4, 4096, 4096, 2, true), false, "mma.w8t1s2", "mma.w8t1s2"},
+    {"Gemv 4096", plain(kInt4, 4096, 4096), false, "w8g2r4s1m0", "w8g2r4s1m0"},
+    {"Gemv 4096 programmatic", plain(kInt4, 4096, 4096), true, "mma.w8t1s2", "mma.w8t1s2"},
+    {"Gemv 16384", plain(kInt4, 16384, 16384), false, "w4g1r4s2m4", "w4g1r4s2m4"},
+    {"Gemv 32768 programmatic (longer than the staged x)", plain(kInt4, 1024, 32768), true, "w8g2r4s1m0",
+     "w8g2r4s1m0"},
+    {"GatherGemv 4096 (8192 output rows)", gathered(kInt4, 4096, 4096, 2, true), false, "w4g1r4s2m4", "w4g1r4s2m4"},
     {"llama.w13 swiglu", normed(plain(kInt4, 22016, 4096), GemvEpilogue::kSwiglu), true, "mma.w8t1s2", "mma.w8t1s2"},
+    {"llama.w13 swiglu, ordinary launch", normed(plain(kInt4, 22016, 4096), GemvEpilogue::kSwiglu), false,
+     "w1g1r2s4m0", "w1g1r2s4m0"},
     {"llama.wqkv rope", normed(plain(kInt4, 12288, 4096), GemvEpilogue::kRopeCache), true, "mma.w8t1s2", "mma.w8t1s2"},
     {"llama.w2", with_epilogue(plain(kInt4, 4096, 11008), GemvEpilogue::kAddToY), true, "mma.w8t1s2", "mma.w8t1s2"},
-    {"w2 of 32768 columns, add-to-y", with_epilogue(plain(kInt4, 4096, 32768), GemvEpilogue::kAddToY), true,
-     "w8g2r4s1m0", "w8g2r4s1m0"},
 };
 
 void expect_picks(const std::vector<Expected>& cases) {

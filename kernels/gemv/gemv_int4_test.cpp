@@ -1,6 +1,7 @@
 // opbench's own GEMV with int4 weights (gemv_args.h: gpt-fast's groups of 128, (q - 8) * scale + zero)
 // on the GPU against the float64 product with the dequantized weights (int4_weights.h), under each set of
-// launch rules: the vector path on aligned shapes (odd row counts, the decode models' row lengths), the
+// launch rules and in an ordinary and a programmatic launch (the vector kernel and, on sm_90, the
+// tensor-core kernel): aligned shapes (odd row counts, the decode models' row lengths), the
 // scalar path (misaligned x), strided rows, gathers (an index out of range giving NaN rows), the decode
 // step's fusions (rms norm prologue with the SwiGLU epilogue, add-to-y, RoPE-and-cache), the refusal of
 // layouts int4 cannot take, and PyTorch's own int4 path (_weight_int4pack_mm, the aten backends') on the
@@ -10,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/gemv/gemv_reference.h"
@@ -31,12 +33,14 @@ namespace {
 
 using kernels::Int4Weights;
 
-class GemvInt4 : public ::testing::TestWithParam<kernels::LaunchRules> {
+// Each test under each rule set, in an ordinary launch (the vector kernel) and a programmatic one (on
+// sm_90, the tensor-core kernel).
+class GemvInt4 : public ::testing::TestWithParam<std::tuple<kernels::LaunchRules, bool>> {
  protected:
   void SetUp() override {
     if (!current_device().is_gpu) GTEST_SKIP() << "no CUDA device";
     at::manual_seed(2);
-    rules_.emplace(GetParam());
+    rules_.emplace(std::get<0>(GetParam()));
   }
   std::optional<kernels::ScopedLaunchRules> rules_;
   static at::TensorOptions cuda(c10::ScalarType t) { return at::TensorOptions().device(at::kCUDA).dtype(t); }
@@ -46,6 +50,7 @@ class GemvInt4 : public ::testing::TestWithParam<kernels::LaunchRules> {
   // The launch of y = W @ x on w's packed bytes as laid out (its last two dimensions a matrix).
   static kernels::GemvArgs args_for(const Int4Weights& w, const at::Tensor& x, const at::Tensor& y) {
     kernels::GemvArgs a;
+    a.programmatic = std::get<1>(GetParam());
     a.w = w.packed.data_ptr();
     a.w_type = kernels::WeightType::kInt4;
     a.group_qparams = w.qparams.data_ptr();
@@ -117,7 +122,6 @@ TEST_P(GemvInt4, NormPrologueWithSwigluEpilogue) {
   kernels::GemvArgs a = args_for(w, h, y);
   a.fusion.norm_w = g.data_ptr();
   a.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
-  a.programmatic = true;
   kernels::launch_gemv(a, stream());
   at::Tensor ab = kernels::gemv_reference(kernels::dequantize_int4(w, at::kDouble), kernels::rms_norm_reference(h, g, 1e-5));
   at::Tensor p = ab.narrow(0, 0, n), q = ab.narrow(0, n, n);
@@ -175,8 +179,13 @@ TEST_P(GemvInt4, AtenInt4PackMmMatchesFloat64) {
   expect_close(y[0], kernels::gemv_reference(wd, x[0]), kernels::gemv_tolerance(wd, x[0]), "aten int4 on the gpu");
 }
 
-INSTANTIATE_TEST_SUITE_P(Rules, GemvInt4, ::testing::Values(kernels::LaunchRules::kH100, kernels::LaunchRules::kH200),
-                         [](const auto& info) { return std::string(kernels::launch_rules_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Rules, GemvInt4,
+                         ::testing::Combine(::testing::Values(kernels::LaunchRules::kH100, kernels::LaunchRules::kH200),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(kernels::launch_rules_name(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_programmatic" : "_ordinary");
+                         });
 
 }  // namespace
 }  // namespace opbench
