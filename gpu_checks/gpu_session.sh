@@ -51,7 +51,7 @@ step_ctest() {  # the fuzz test needs clang, which the GPU image does not have
 }
 step_tune() { TUNE_OUT="$out/kernel_tune" wall bash kernels/tune/run.sh >"$out/tune.log" 2>&1; tail -45 "$out/tune.log" >&2; }
 step_kernel_tests() {
-  wall build/opbench_tests --gtest_filter='*GemvKernel*:*NormKernels*:LaunchRules*:GemvConfigs*:RowNormConfigs*:DecodeKernels*:StreamKernels*:DecodeGpu*:TensorParallel*:Gpu.*' >"$out/kernel_tests.log" 2>&1
+  wall build/opbench_tests --gtest_filter='*GemvKernel*:*GemvInt4*:*NormKernels*:LaunchRules*:GemvConfigs*:RowNormConfigs*:DecodeKernels*:StreamKernels*:DecodeGpu*:TensorParallel*:Gpu.*' >"$out/kernel_tests.log" 2>&1
   log "kernel tests: $(grep -E '^\[  (PASSED|FAILED)' "$out/kernel_tests.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED" "$out/kernel_tests.log" >&2
 }
