@@ -136,16 +136,17 @@ inline constexpr GemvRule kRows[] = {
     // output rows (with 4096, an SM holds 16 such warps); else groups of 2 warps at any length.
     {kH200, kInt8, kAny.row_bytes_from(4096).output_rows_from(4097), vector_config(1, 1, 2, 4)},
     {kH200, kInt8, kAny, vector_config(8, 2, 2, 2)},
-    // int4 (a 16-byte load holds 32 weights, a quarter of a group; no exact-fit kernel takes int4), tuned
+    // int4 rows of up to 16384 columns of a programmatic launch (the decode step's) on tensor cores
+    // (gemv_int4_mma.cuh): Llama-2-7B int4 decode 1.36x the vector kernel's tok/s (H100, e229ce9); the
+    // H200 takes the same row, not yet measured there.
+    {kH100, kInt4, kAny.programmatic_only(), int4_mma_config(8, 1, 2)},
+    {kH200, kInt4, kAny.programmatic_only(), int4_mma_config(8, 1, 2)},
+    // Other int4 launches on the vector path (a 16-byte load holds 32 weights, a quarter of a group; no
+    // exact-fit kernel takes int4), up to 14% faster than the tensor cores alone (Gemv int4 16384), tuned
     // on the H100 at the decode shapes: the paired epilogues (two rows a group) a warp a block, 2 rows x 4
     // steps; else up to 4096 output rows groups of 2 warps, 4 rows a step; more a warp a block, 4 rows x
     // 2 steps, 4 blocks an SM (20-50% faster than 2 rows x 2 steps there). The H200 takes the H100's
     // rows until it is tuned.
-    // int4 rows of up to 16384 columns of a programmatic launch (the decode step's) on tensor cores
-    // (gemv_int4_mma.cuh): Llama-2-7B int4 decode 1.36x the vector kernel's tok/s (H100, e229ce9); an
-    // ordinary launch stays on the vector kernel, up to 14% faster there alone (Gemv int4 16384).
-    {kH100, kInt4, kAny.programmatic_only(), int4_mma_config(8, 1, 2)},
-    {kH200, kInt4, kAny.programmatic_only(), int4_mma_config(8, 1, 2)},
     {kH100, kInt4, kAny.with_paired_rows(), vector_config(1, 1, 2, 4)},
     {kH100, kInt4, kAny.output_rows_up_to(4096), vector_config(8, 2, 4, 1)},
     {kH100, kInt4, kAny, vector_config(4, 1, 4, 2, 4)},

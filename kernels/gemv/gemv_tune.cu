@@ -1,8 +1,9 @@
 // The GEMV's tuner entry (kernels/tune/tune.h): on the seed's shapes and the decode models' (Llama-2-7B,
 // Mixtral-8x7B), bf16, int8 and int4 weights, every vector_kernel configuration below (int4 also its own
-// list and its tensor-core kernel's), the exact-fit row and paired-gather kernels whose span is the case's width (bf16 and int8), then
-// the library's launch (launch_gemv, its configuration in the name), each checked against gemv_reference
-// first (for int4, of the dequantized weights in float64).
+// list and its tensor-core kernel's), the exact-fit row and paired-gather kernels whose span is the
+// case's width (bf16 and int8), then the library's launch (launch_gemv, its configuration in the name),
+// each checked against gemv_reference first (for int4, of the dequantized weights in float64). Every
+// launch here is ordinary, not programmatic.
 #include <ATen/ATen.h>
 #include <cuda_bf16.h>
 
