@@ -30,17 +30,6 @@ __device__ __forceinline__ void allow_next_launch() {
 #endif
 }
 
-// The two in the order a programmatic kernel takes them once what it may fetch early is on its way.
-__device__ __forceinline__ void wait_for_inputs_then_allow_next() {
-#ifdef OPBENCH_TRIGGER_BEFORE_WAIT
-  allow_next_launch();
-  wait_for_inputs();
-#else
-  wait_for_inputs();
-  allow_next_launch();
-#endif
-}
-
 // Start fetching the cache line holding `p` into L2 or L1; no register waits for it. What a kernel reads
 // that no earlier kernel writes (weights) may be fetched so before wait_for_inputs.
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }

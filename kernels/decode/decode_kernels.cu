@@ -18,7 +18,8 @@ using bf16 = __nv_bfloat16;
 __device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
 
 __global__ void residual_add(ResidualAddArgs a) {
-  wait_for_inputs_then_allow_next();
+  wait_for_inputs();
+  allow_next_launch();
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= a.dim) return;
   bf16* h = static_cast<bf16*>(a.h);
@@ -60,7 +61,8 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
       prefetch_l2(static_cast<const char*>(a.v_cache) + offset + byte);
     }
   }
-  wait_for_inputs_then_allow_next();
+  wait_for_inputs();
+  allow_next_launch();
   const int64_t head = blockIdx.x, chunk = blockIdx.y, len = *a.pos + 1, first = chunk * kChunk;
   if (first >= len) return;
   __shared__ float q[kMaxHeadChunks * 8], p[kChunk], acc[kAttentionThreads * 8];
@@ -176,7 +178,8 @@ constexpr int kNextTokenThreads = 1024;
 constexpr int kNextTokenVectorsInFlight = 4;   // 16-byte loads per thread per round
 
 __global__ void __launch_bounds__(kNextTokenThreads) next_token(NextTokenArgs a, bool vectorized) {
-  wait_for_inputs_then_allow_next();
+  wait_for_inputs();
+  allow_next_launch();
   __shared__ float warp_logit[kWarp];
   __shared__ int64_t warp_index[kWarp];
   const bf16* logits = static_cast<const bf16*>(a.logits);
@@ -217,7 +220,8 @@ __global__ void __launch_bounds__(kNextTokenThreads) next_token(NextTokenArgs a,
 }
 
 __global__ void top2_route(const bf16* logits, int64_t n, int64_t* idx, float* weights) {
-  wait_for_inputs_then_allow_next();
+  wait_for_inputs();
+  allow_next_launch();
   int64_t first = 0, second = -1;
   for (int64_t e = 1; e < n; ++e) {
     if (to_f(logits[e]) > to_f(logits[first])) {

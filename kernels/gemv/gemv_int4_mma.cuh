@@ -77,50 +77,34 @@ __device__ __forceinline__ uint4 staged_order(uint4 v) {
 // Stages x (kNorm: x times the norm's weights, rounded to bf16) into `xs` in the staged order and each
 // group's sum of it into `group_sums`; returns (kNorm) this thread's part of x's sum of squares. A
 // thread takes 8 columns at a time, so the 16 threads of a group's 128 columns are one half of a warp.
-// x is an earlier kernel's output, read after the wait: a thread issues kStageBatch loads of x (and of
-// the norm's weights) before it stores any, so that staging takes one L2 round trip per batch rather
-// than one per vector (x is a generic pointer: the compiler may not move its loads above the stores to xs).
-constexpr int kStageBatch = 4;
-
 template <bool kNorm>
 __device__ __forceinline__ float stage_x(const Params& p, const __nv_bfloat16* x, uint4* xs, float* group_sums) {
   float sum_sq = 0.f;
   const int64_t vectors = p.cols / 8;
   const unsigned half = 0xFFFFu << (threadIdx.x & 16);
-  for (int64_t first = threadIdx.x; first < vectors; first += int64_t{kStageBatch} * blockDim.x) {
-    uint4 v[kStageBatch], g[kNorm ? kStageBatch : 1];
-#pragma unroll
-    for (int b = 0; b < kStageBatch; ++b) {
-      const int64_t i = first + b * int64_t{blockDim.x};
-      if (i >= vectors) break;
-      v[b] = reinterpret_cast<const uint4*>(x)[i];
-      if constexpr (kNorm) g[b] = reinterpret_cast<const uint4*>(p.norm_w)[i];
-    }
-#pragma unroll
-    for (int b = 0; b < kStageBatch; ++b) {
-      const int64_t i = first + b * int64_t{blockDim.x};
-      if (i >= vectors) break;   // uniform across a half warp: vectors is a multiple of 16
-      __nv_bfloat162* pairs = reinterpret_cast<__nv_bfloat162*>(&v[b]);
-      if constexpr (kNorm) {
-        const __nv_bfloat162* gp = reinterpret_cast<const __nv_bfloat162*>(&g[b]);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const float2 f = __bfloat1622float2(pairs[k]), w = __bfloat1622float2(gp[k]);
-          sum_sq = fmaf(f.x, f.x, fmaf(f.y, f.y, sum_sq));
-          pairs[k] = __floats2bfloat162_rn(f.x * w.x, f.y * w.y);
-        }
-      }
-      float sum = 0.f;
+  for (int64_t i = threadIdx.x; i < vectors; i += blockDim.x) {
+    uint4 v = reinterpret_cast<const uint4*>(x)[i];
+    __nv_bfloat162* pairs = reinterpret_cast<__nv_bfloat162*>(&v);
+    if constexpr (kNorm) {
+      const uint4 g = reinterpret_cast<const uint4*>(p.norm_w)[i];
+      const __nv_bfloat162* gp = reinterpret_cast<const __nv_bfloat162*>(&g);
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        const float2 f = __bfloat1622float2(pairs[k]);
-        sum += f.x + f.y;
+        const float2 f = __bfloat1622float2(pairs[k]), w = __bfloat1622float2(gp[k]);
+        sum_sq = fmaf(f.x, f.x, fmaf(f.y, f.y, sum_sq));
+        pairs[k] = __floats2bfloat162_rn(f.x * w.x, f.y * w.y);
       }
-      xs[i] = staged_order(v[b]);
-#pragma unroll
-      for (int offset = 8; offset > 0; offset /= 2) sum += __shfl_xor_sync(half, sum, offset);
-      if (i % 16 == 0) group_sums[i / 16] = sum;
     }
+    float sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 f = __bfloat1622float2(pairs[k]);
+      sum += f.x + f.y;
+    }
+    xs[i] = staged_order(v);
+#pragma unroll
+    for (int offset = 8; offset > 0; offset /= 2) sum += __shfl_xor_sync(half, sum, offset);
+    if (i % 16 == 0) group_sums[i / 16] = sum;
   }
   return sum_sq;
 }
@@ -175,7 +159,10 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) int4_mma_kernel(Params p) 
   };
   int64_t g0 = static_cast<int64_t>(split) * kSteps;
   load(w, g0);
-  if constexpr (kProgrammatic) wait_for_inputs_then_allow_next();
+  if constexpr (kProgrammatic) {
+    wait_for_inputs();
+    allow_next_launch();
+  }
   float y_old[2] = {0.f, 0.f};
   EpilogueOperands rope;
   if (split == 0 && t == 0 && lo_valid) {

@@ -93,7 +93,10 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
   // The rows' scales, read at the group's end: fetched into L1 now, so that the end waits for L1, not DRAM.
   if (kProgrammatic && reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
     prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
-  if constexpr (kProgrammatic) wait_for_inputs_then_allow_next();
+  if constexpr (kProgrammatic) {
+    wait_for_inputs();
+    allow_next_launch();
+  }
   EpilogueOperands operands;
   if constexpr (kEpilogue == GemvEpilogue::kAddToY || kEpilogue == GemvEpilogue::kRopeCache)
     if (group_warp == 0) operands = load_epilogue_operands<kEpilogue>(p, slice, first_row, rows_here, lane);
@@ -268,7 +271,8 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) gather_pair_ke
 // Any shape and alignment: one row per warp, element by element.
 template <typename T>
 __global__ void __launch_bounds__(kScalarWarps * kWarpSize) scalar_kernel(Params p) {
-  wait_for_inputs_then_allow_next();
+  wait_for_inputs();
+  allow_next_launch();
   const int lane = threadIdx.x % kWarpSize;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kScalarWarps + threadIdx.x / kWarpSize;
   const int64_t slice = blockIdx.y;
