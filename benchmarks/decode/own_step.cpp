@@ -7,8 +7,6 @@
 #include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include <cstdlib>
-
 #include "kernels/decode/decode_kernels.h"
 #include "opbench/check.h"
 
@@ -47,28 +45,7 @@ kernels::GemvArgs OwnStep::gather_args(kernels::GemvArgs a, const Linear& l, int
   return a;
 }
 
-// The first `budget` bytes of l's weights and the same share of its scales (int8's row scales, int4's group
-// qparams: both follow W's rows), in the bulk prefetch's 16-byte units.
-void OwnStep::set_ahead(kernels::PrefetchRange (&ranges)[2], const Linear& l, int64_t budget) const {
-  if (!programmatic_ || budget <= 0) return;
-  const int64_t w_bytes = static_cast<int64_t>(l.w.nbytes());
-  const double share = w_bytes <= budget ? 1.0 : static_cast<double>(budget) / static_cast<double>(w_bytes);
-  auto range = [&](const at::Tensor& t) {
-    const auto bytes = static_cast<int64_t>(share * static_cast<double>(t.nbytes()));
-    return kernels::PrefetchRange{t.data_ptr(), bytes / 16 * 16};
-  };
-  ranges[0] = range(l.w);
-  if (l.int4()) ranges[1] = range(l.qparams);
-  if (l.int8()) ranges[1] = range(l.scale);
-}
-
 OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(programmatic) {
-  auto megabytes = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v == nullptr ? int64_t{0} : static_cast<int64_t>(std::atof(v) * 1024 * 1024);
-  };
-  attention_ahead_bytes_ = megabytes("OPBENCH_AHEAD_ATTN_MB");
-  gemv_after_bytes_ = megabytes("OPBENCH_AHEAD_GEMV_MB");
   const ModelConfig& c = model.cfg;
   if (model.act_dtype != c10::kBFloat16 || !model.tok_emb.is_cuda())
     throw Error("own decode kernels need bf16 activations on a CUDA device");
@@ -107,11 +84,10 @@ std::string OwnStep::kernel_names(const Model& model, bool programmatic) {
 // h += l . x: the GEMV adds into h; a shard's GEMV writes its partial, summed over the ranks, then added
 // (with Model::reduce_buffer: wo's partial, `second` false, in its row 0, w2's in row 1, summed into h's delta;
 // with Model::add_sums too, one kernel sums the ranks' rows and adds them).
-void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, const Linear* next, cudaStream_t stream) {
+void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaStream_t stream) {
   if (!m_.all_reduce) {
     kernels::GemvArgs a = gemv_args(l, x, h_);
     a.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
-    if (next != nullptr) set_ahead(a.after, *next, gemv_after_bytes_);
     kernels::launch_gemv(a, stream);
     return;
   }
@@ -135,15 +111,14 @@ void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, const 
 }
 
 // h += FFN(rms_norm(h)), the norm fused into the GEMVs that read it.
-void OwnStep::feed_forward(int64_t l, const Linear& next, cudaStream_t stream) {
+void OwnStep::feed_forward(int64_t l, cudaStream_t stream) {
   const ModelConfig& c = m_.cfg;
   const Layer& layer = m_.layers[static_cast<size_t>(l)];
   if (!c.moe()) {
     kernels::GemvArgs w13 = normed_args(layer.w13, layer.ffn_norm, act_);
     w13.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
-    set_ahead(w13.after, layer.w2, gemv_after_bytes_);
     kernels::launch_gemv(w13, stream);
-    add_to_h(layer.w2, act_, /*second=*/true, &next, stream);
+    add_to_h(layer.w2, act_, /*second=*/true, stream);
     return;
   }
   kernels::launch_gemv(normed_args(layer.gate, layer.ffn_norm, router_), stream);
@@ -156,9 +131,7 @@ void OwnStep::feed_forward(int64_t l, const Linear& next, cudaStream_t stream) {
   kernels::GemvArgs w13 = gather_args(normed_args(layer.w13, layer.ffn_norm, act_), layer.w13, 0, route_idx_);
   w13.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
   kernels::launch_gemv(w13, stream);
-  kernels::GemvArgs w2 = gather_args(gemv_args(layer.w2, act_, delta_), layer.w2, c.ffn, route_idx_);
-  set_ahead(w2.after, next, gemv_after_bytes_);
-  kernels::launch_gemv(w2, stream);
+  kernels::launch_gemv(gather_args(gemv_args(layer.w2, act_, delta_), layer.w2, c.ffn, route_idx_), stream);
   kernels::ResidualAddArgs add;   // h += the routing-weighted experts' outputs
   add.h = h_.data_ptr();
   add.delta = delta_.data_ptr();
@@ -201,10 +174,9 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     att.max_len = c.max_len();
     att.partials = attn_partials_.data_ptr<float>();
     att.counters = static_cast<unsigned*>(attn_counters_.data_ptr());
-    set_ahead(att.ahead, layer.wo, attention_ahead_bytes_);
     kernels::launch_decode_attention(att, stream, programmatic_);
-    add_to_h(layer.wo, attn_, /*second=*/false, c.moe() ? &layer.gate : &layer.w13, stream);
-    feed_forward(l, l + 1 < c.n_layers ? m_.layers[static_cast<size_t>(l + 1)].wqkv : m_.output, stream);
+    add_to_h(layer.wo, attn_, /*second=*/false, stream);
+    feed_forward(l, stream);
   }
   kernels::launch_gemv(normed_args(m_.output, m_.norm, logits_), stream);
   return logits_;

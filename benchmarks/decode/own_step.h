@@ -45,10 +45,8 @@ class OwnStep {
   static std::string kernel_names(const Model& model, bool programmatic);
 
  private:
-  // `next`: the linear layer whose weights run after this step's last GEMV (set_ahead).
-  void feed_forward(int64_t l, const Linear& next, cudaStream_t stream);
-  void add_to_h(const Linear& l, const at::Tensor& x, bool second, const Linear* next, cudaStream_t stream);
-  void set_ahead(kernels::PrefetchRange (&ranges)[2], const Linear& l, int64_t budget) const;
+  void feed_forward(int64_t l, cudaStream_t stream);
+  void add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaStream_t stream);
   kernels::GemvArgs gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) const;
   // gemv_args with the rms norm prologue: x is the residual stream h, normalized with `norm_w`.
   kernels::GemvArgs normed_args(const Linear& l, const at::Tensor& norm_w, at::Tensor& y) const;
@@ -56,7 +54,6 @@ class OwnStep {
   kernels::GemvArgs gather_args(kernels::GemvArgs a, const Linear& l, int64_t x_stride, const at::Tensor& idx) const;
   Model& m_;
   bool programmatic_;
-  int64_t attention_ahead_bytes_ = 0, gemv_after_bytes_ = 0;
   Routes* route_log_ = nullptr;
   at::Tensor h_, q_, attn_, delta_, act_, logits_, router_, route_idx_, route_w_;
   at::Tensor attn_partials_, attn_counters_;   // decode_attention's workspace (kernels/decode/decode_kernels.h)

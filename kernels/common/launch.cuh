@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "kernels/common/per_device.h"
-#include "kernels/common/prefetch_range.h"
 #include "opbench/check.h"
 
 namespace opbench::kernels {
@@ -35,31 +34,6 @@ __device__ __forceinline__ void allow_next_launch() {
 // that no earlier kernel writes (weights) may be fetched so before wait_for_inputs.
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 __device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
-
-// Block `part` of `parts` fetches its share of `r` into L2: bulk prefetches of up to kPrefetchPieceBytes,
-// one per thread at a time (sm_90; nothing before). A hint: no thread waits for it.
-constexpr int64_t kPrefetchPieceBytes = 4096;
-__device__ __forceinline__ void prefetch_share_l2(const PrefetchRange& r, int64_t part, int64_t parts) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const int64_t pieces = (r.bytes + kPrefetchPieceBytes - 1) / kPrefetchPieceBytes;
-  const int64_t per_part = (pieces + parts - 1) / parts;
-  const int64_t end = (part + 1) * per_part < pieces ? (part + 1) * per_part : pieces;
-  for (int64_t i = part * per_part + threadIdx.x; i < end; i += blockDim.x) {
-    const int64_t offset = i * kPrefetchPieceBytes;
-    const auto size = static_cast<uint32_t>(r.bytes - offset < kPrefetchPieceBytes ? r.bytes - offset : kPrefetchPieceBytes);
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(static_cast<const char*>(r.ptr) + offset), "r"(size)
-                 : "memory");
-  }
-#endif
-}
-
-// This block's share of each of `ranges` (the grid's blocks numbered x fastest, then y).
-template <int kRanges>
-__device__ __forceinline__ void prefetch_block_share_l2(const PrefetchRange (&ranges)[kRanges]) {
-  const int64_t block = static_cast<int64_t>(blockIdx.y) * gridDim.x + blockIdx.x, blocks = int64_t{gridDim.x} * gridDim.y;
-#pragma unroll
-  for (int i = 0; i < kRanges; ++i) prefetch_share_l2(ranges[i], block, blocks);
-}
 
 // True when the current device supports programmatic dependent launch (compute capability >= 9.0).
 // Read once per device: the decode step asks on every launch.

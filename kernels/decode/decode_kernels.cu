@@ -60,7 +60,6 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
       prefetch_l2(static_cast<const char*>(a.k_cache) + offset + byte);
       prefetch_l2(static_cast<const char*>(a.v_cache) + offset + byte);
     }
-    prefetch_block_share_l2(a.ahead);
   }
   wait_for_inputs();
   allow_next_launch();

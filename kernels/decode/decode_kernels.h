@@ -13,8 +13,6 @@
 
 #include <cstdint>
 
-#include "kernels/common/prefetch_range.h"
-
 namespace opbench::kernels {
 
 // h += sum_e delta_weights[e] * delta[e] (n_delta rows of dim; delta_weights fp32 on the device, or
@@ -45,9 +43,6 @@ struct AttentionArgs {
   int64_t n_heads = 0, n_kv_heads = 0, head_dim = 0, max_len = 0;
   float* partials = nullptr;      // attention_partials_floats(...) floats on the device, any contents
   unsigned* counters = nullptr;   // n_heads zeros on the device before the first launch
-  // Fetched into L2 before the kernel waits for its inputs (a programmatic launch: while the kernel
-  // before finishes): the next GEMV's weights and their scales, which attention leaves DRAM free for.
-  PrefetchRange ahead[2];
 };
 // The floats `partials` needs.
 inline int64_t attention_partials_floats(int64_t n_heads, int64_t head_dim, int64_t max_len) {

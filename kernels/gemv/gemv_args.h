@@ -9,8 +9,6 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/common/prefetch_range.h"
-
 namespace opbench::kernels {
 
 enum class WeightType { kBf16, kInt8, kInt4 };
@@ -83,9 +81,6 @@ struct GemvArgs {
   // previous kernel of the stream finishes, and prefetches W before it waits for x. Every kernel before
   // it that writes x, y or the index must let it (the decode step's kernels do); off: an ordinary launch.
   bool programmatic = false;
-  // Programmatic launches only: each block fetches its share of these into L2 once its rows are read
-  // (the next GEMV's weights and scales, while this kernel's last blocks finish).
-  PrefetchRange after[2];
   GemvFusion fusion;
 };
 

@@ -200,7 +200,6 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) int4_mma_kernel(Params p) 
 #pragma unroll
     for (int k = 0; k < kSteps; ++k) w[k] = next[k];
   }
-  if constexpr (kProgrammatic) prefetch_block_share_l2(p.after);
   if (t == 0) {
     partial[warp][g] = acc_lo;
     partial[warp][g + 8] = acc_hi;

@@ -137,7 +137,6 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
 #pragma unroll
     for (int r = 0; r < kRows; ++r) acc[r] = dot_chunk(chunk_at(r, c), xc, acc[r]);
   }
-  if constexpr (kProgrammatic) prefetch_block_share_l2(p.after);
 #pragma unroll
   for (int r = 0; r < kSums; ++r) acc[r] = warp_sum(acc[r]);
   if constexpr (kGroup > 1) {

@@ -31,7 +31,6 @@ struct Params {
   const __nv_bfloat16* norm_w = nullptr;
   float norm_eps = 0.f;
   RopeCacheOut rope = {};
-  PrefetchRange after[2] = {};   // programmatic kernels: fetched into L2 once a block's rows are read
 };
 
 
