@@ -46,36 +46,23 @@ inline bool programmatic_launch_supported() {
          }) == 1;
 }
 
-// `cluster`: thread-block cluster dimensions (sm_90; (1, 1, 1): none), each dividing grid's.
 template <typename... Params, typename... Args>
-void launch_kernel_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 block, dim3 cluster, size_t shared_bytes,
-                               cudaStream_t stream, bool programmatic, Args&&... args) {
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+                   bool programmatic, Args&&... args) {
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
-  cudaLaunchAttribute attribute[2];
-  config.attrs = attribute;
+  cudaLaunchAttribute attribute[1];
   if (programmatic && programmatic_launch_supported()) {
-    attribute[config.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[config.numAttrs++].val.programmaticStreamSerializationAllowed = 1;
-  }
-  if (cluster.x * cluster.y * cluster.z > 1) {
-    attribute[config.numAttrs].id = cudaLaunchAttributeClusterDimension;
-    attribute[config.numAttrs].val.clusterDim.x = cluster.x;
-    attribute[config.numAttrs].val.clusterDim.y = cluster.y;
-    attribute[config.numAttrs++].val.clusterDim.z = cluster.z;
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
   }
   OPBENCH_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
   OPBENCH_CUDA_CHECK(cudaGetLastError());
-}
-
-template <typename... Params, typename... Args>
-void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
-                   bool programmatic, Args&&... args) {
-  launch_kernel_in_clusters(kernel, grid, block, dim3(1, 1, 1), shared_bytes, stream, programmatic,
-                            std::forward<Args>(args)...);
 }
 
 }  // namespace opbench::kernels

@@ -1,5 +1,4 @@
 // The decode step's small kernels: see decode_kernels.h for what each computes.
-#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -35,7 +34,6 @@ constexpr int kChunk = static_cast<int>(kAttentionChunk);
 constexpr int kMaxHeadChunks = 32;   // head_dim <= 32 x 8
 
 constexpr int kMaxRowsPerThread = kChunk / (kAttentionThreads / kMaxHeadChunks);   // V rows a thread sums
-constexpr int kMaxClusterChunks = 8;   // a portable cluster size
 
 // acc + p * the 8 bf16 of `raw`, element-wise.
 __device__ __forceinline__ void add_scaled(float (&acc)[8], float p, uint4 raw) {
@@ -48,133 +46,49 @@ __device__ __forceinline__ void add_scaled(float (&acc)[8], float p, uint4 raw) 
   }
 }
 
-constexpr int kMaxTotals = kMaxHeadChunks * 8 / kAttentionThreads;   // output dimensions a thread sums
-
-// (m, num, den) of an online softmax over chunks, with the chunk (m_c, l_c, weighted sum a_c) added.
-__device__ __forceinline__ void add_chunk(float& m, float& num, float& den, float m_c, float l_c, float a_c) {
-  const float m_new = fmaxf(m, m_c), old_w = __expf(m - m_new), new_w = __expf(m_c - m_new);
-  num = num * old_w + a_c * new_w;
-  den = den * old_w + l_c * new_w;
-  m = m_new;
-}
-
-// The head's chunks are one cluster (rank = chunk): every block leaves its sums in `acc` (its own
-// shared memory) beside its m and l, and rank 0 -- chunk 0, never past the position, so its maximum is
-// finite -- combines the `used` chunks from the others' shared memory.
-__device__ __forceinline__ void combine_in_cluster(const AttentionArgs& a, int64_t head, unsigned used,
-                                                   const float (&totals)[kMaxTotals], float* acc, const float& m_own,
-                                                   const float& l_own) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const int hd = static_cast<int>(a.head_dim);
-  for (int d = threadIdx.x, i = 0; d < hd; d += kAttentionThreads, ++i) acc[d] = totals[i];
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();   // every chunk's acc, m and l are written
-  if (cluster.block_rank() == 0)
-    for (int d = threadIdx.x; d < hd; d += kAttentionThreads) {
-      float m = m_own, num = acc[d], den = l_own;
-      for (unsigned r = 1; r < used; ++r)
-        add_chunk(m, num, den, *cluster.map_shared_rank(&m_own, r), *cluster.map_shared_rank(&l_own, r),
-                  cluster.map_shared_rank(acc, r)[d]);
-      static_cast<bf16*>(a.out)[head * hd + d] = __float2bfloat16(num / den);
-    }
-  cluster.sync();   // the others' shared memory stays until rank 0 has read it
-#endif
-}
-
-// Without clusters: every chunk writes its sums, m and l to `partials`, and the head's last block to
-// finish (a counter per head, back to 0 for the next launch) combines them.
-__device__ __forceinline__ void combine_through_partials(const AttentionArgs& a, int64_t head, int64_t chunk,
-                                                         unsigned used, const float (&totals)[kMaxTotals], float m_own,
-                                                         float l_own) {
-  __shared__ bool last;
-  const int hd = static_cast<int>(a.head_dim), tid = threadIdx.x;
-  float* part = a.partials + (head * gridDim.y + chunk) * (hd + 2);
-  for (int d = tid, i = 0; d < hd; d += kAttentionThreads, ++i) part[d] = totals[i];
-  if (tid == 0) {
-    part[hd] = m_own;
-    part[hd + 1] = l_own;
-  }
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) {
-    last = atomicAdd(&a.counters[head], 1u) == used - 1;
-    if (last) a.counters[head] = 0;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  const float* parts = a.partials + head * gridDim.y * (hd + 2);
-  for (int d = tid; d < hd; d += kAttentionThreads) {
-    float m = -INFINITY, num = 0.f, den = 0.f;
-#pragma unroll 8   // the chunks' L2 loads issue together
-    for (unsigned s = 0; s < used; ++s) {
-      const float* ps = parts + s * (hd + 2);
-      add_chunk(m, num, den, __ldcg(ps + hd), __ldcg(ps + hd + 1), __ldcg(ps + d));
-    }
-    static_cast<bf16*>(a.out)[head * hd + d] = __float2bfloat16(num / den);
-  }
-}
-
 // One block per (head, chunk of positions); see decode_kernels.h. Every load of the chunk (q, the K rows,
-// the V rows) is issued before any arithmetic: the block waits one memory latency, not three. The
-// position and the cache rows before it are earlier steps' (a programmatic launch's kernel before -- the
-// QKV GEMV -- lets this one launch only after its own wait, so every kernel before that one has
-// finished): they are read before the wait, and after it only q and the position's own K and V row,
-// which the kernel before writes.
-//
-// kCluster (sm_90, at most kMaxClusterChunks chunks): a head's chunks are one thread-block cluster, and
-// its block of rank 0 combines the chunks' results from the others' shared memory -- no partials in
-// global memory, no counter, no fences. Otherwise the head's last block to finish combines them through
-// `partials` (its counter back to 0 for the next launch).
-template <bool kCluster>
+// the V rows) is issued before any arithmetic: the block waits one memory latency, not three.
 __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionArgs a) {
-  const int64_t head = blockIdx.x, chunk = blockIdx.y, first = chunk * kChunk;
-  const int64_t group = head / (a.n_heads / a.n_kv_heads);
-  {   // The chunk's K and V rows start towards L2 (L2 stays coherent with the row the kernel before
-      // writes): the loads below then wait on L2, not DRAM. Chunks past the position fetch rows nobody
-      // reads -- cheaper than a second round trip for every chunk.
-    const int64_t row_bytes = a.head_dim * 2;
-    const int64_t rows = a.max_len - first < kAttentionChunk ? a.max_len - first : kAttentionChunk;
-    const int64_t offset = (group * a.max_len + first) * row_bytes;
+  {   // The chunk's K and V rows start towards L2 before the position is known (L2 stays coherent with
+      // the row the kernel before writes): the loads below then wait on L2, not DRAM. Chunks past the
+      // position fetch rows nobody reads -- cheaper than a second round trip for every chunk.
+    const int64_t group = blockIdx.x / (a.n_heads / a.n_kv_heads), row_bytes = a.head_dim * 2;
+    const int64_t rows = a.max_len - blockIdx.y * kAttentionChunk < kAttentionChunk ? a.max_len - blockIdx.y * kAttentionChunk
+                                                                                   : kAttentionChunk;
+    const int64_t offset = (group * a.max_len + blockIdx.y * kAttentionChunk) * row_bytes;
     for (int64_t byte = threadIdx.x * 128; byte < rows * row_bytes; byte += kAttentionThreads * 128) {
       prefetch_l2(static_cast<const char*>(a.k_cache) + offset + byte);
       prefetch_l2(static_cast<const char*>(a.v_cache) + offset + byte);
     }
   }
-  const int64_t len = *a.pos + 1;
-  if (!kCluster && first >= len) return;   // a cluster's blocks all stay for its barriers
+  wait_for_inputs();
+  allow_next_launch();
+  const int64_t head = blockIdx.x, chunk = blockIdx.y, len = *a.pos + 1, first = chunk * kChunk;
+  if (first >= len) return;
   __shared__ float q[kMaxHeadChunks * 8], p[kChunk], acc[kAttentionThreads * 8];
-  __shared__ float part_m, part_l;
+  __shared__ bool last;
   const int hd = static_cast<int>(a.head_dim), chunks = hd / 8;
-  const int n = first >= len ? 0 : static_cast<int>(len - first < kChunk ? len - first : kChunk);
-  const int own = static_cast<int>(len - 1 - first);   // the position's row in the chunk (the kernel before writes it)
+  const int n = static_cast<int>(len - first < kChunk ? len - first : kChunk);
+  const int64_t group = head / (a.n_heads / a.n_kv_heads);
   const bf16* k = static_cast<const bf16*>(a.k_cache) + (group * a.max_len + first) * hd;
   const bf16* v = static_cast<const bf16*>(a.v_cache) + (group * a.max_len + first) * hd;
   const int tid = threadIdx.x;
   // Scores: a position per lane of warp 0 (its whole K row); V: a thread per 8 dims and row lane.
   const int lanes = kAttentionThreads / chunks, c = tid % chunks, row_lane = tid / chunks;
   uint4 k_row[kMaxHeadChunks], v_rows[kMaxRowsPerThread];
-  auto load_k = [&] {
+  if (tid < n)
 #pragma unroll
     for (int j = 0; j < kMaxHeadChunks; ++j)
       if (j < chunks) k_row[j] = reinterpret_cast<const uint4*>(k + tid * hd)[j];
-  };
-  if (tid < n && tid != own) load_k();
 #pragma unroll
   for (int j = 0; j < kMaxRowsPerThread; ++j) {
     const int t = row_lane + j * lanes;
-    if (row_lane < lanes && t < n && t != own) v_rows[j] = reinterpret_cast<const uint4*>(v + t * hd)[c];
+    if (row_lane < lanes && t < n) v_rows[j] = reinterpret_cast<const uint4*>(v + t * hd)[c];
   }
-  wait_for_inputs();
-  allow_next_launch();
-  if (tid == own) load_k();
-#pragma unroll
-  for (int j = 0; j < kMaxRowsPerThread; ++j)
-    if (row_lane < lanes && row_lane + j * lanes == own) v_rows[j] = reinterpret_cast<const uint4*>(v + own * hd)[c];
   const float q_scale = rsqrtf(static_cast<float>(hd));
   for (int d = tid; d < hd; d += kAttentionThreads) q[d] = to_f(static_cast<const bf16*>(a.q)[head * hd + d]) * q_scale;
   __syncthreads();
+  float* part = a.partials + (head * gridDim.y + chunk) * (hd + 2);
   if (tid < kChunk) {
     float s = -INFINITY;
     if (tid < n) {
@@ -197,8 +111,8 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
     for (int o = kWarp / 2; o > 0; o /= 2) l += __shfl_xor_sync(0xffffffffu, l, o);
     p[tid] = e;
     if (tid == 0) {
-      part_m = m;
-      part_l = l;
+      part[hd] = m;
+      part[hd + 1] = l;
     }
   }
   __syncthreads();
@@ -211,18 +125,36 @@ __global__ void __launch_bounds__(kAttentionThreads) decode_attention(AttentionA
 #pragma unroll
   for (int i = 0; i < 8; ++i) acc[tid * 8 + i] = sum[i];
   __syncthreads();
-  float totals[kMaxTotals];   // the chunk's unnormalized weighted sum of V, dimensions tid, tid + threads, ...
-  for (int d = tid, i = 0; d < hd; d += kAttentionThreads, ++i) {
+  for (int d = tid; d < hd; d += kAttentionThreads) {
     float total = 0.f;
     for (int r = 0; r < lanes; ++r) total += acc[(r * chunks + d / 8) * 8 + d % 8];
-    totals[i] = total;
+    part[d] = total;
   }
+  // The head's last block to finish combines the chunks (its counter back to 0 for the next launch).
+  __threadfence();
+  __syncthreads();
   const unsigned used = static_cast<unsigned>((len + kChunk - 1) / kChunk);
-  if constexpr (kCluster) {
-    __syncthreads();   // every thread's reads of acc are done
-    combine_in_cluster(a, head, used, totals, acc, part_m, part_l);
-  } else {
-    combine_through_partials(a, head, chunk, used, totals, part_m, part_l);
+  if (tid == 0) {
+    last = atomicAdd(&a.counters[head], 1u) == used - 1;
+    if (last) a.counters[head] = 0;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const float* parts = a.partials + head * gridDim.y * (hd + 2);
+  for (int d = tid; d < hd; d += kAttentionThreads) {
+    // An online softmax over the chunks; unrolled, so that their L2 loads issue together.
+    float m = -INFINITY, num = 0.f, den = 0.f;
+#pragma unroll 8
+    for (unsigned s = 0; s < used; ++s) {
+      const float* ps = parts + s * (hd + 2);
+      const float m_s = __ldcg(ps + hd), l_s = __ldcg(ps + hd + 1), a_s = __ldcg(ps + d);
+      const float m_new = fmaxf(m, m_s), old_w = __expf(m - m_new), new_w = __expf(m_s - m_new);
+      num = num * old_w + a_s * new_w;
+      den = den * old_w + l_s * new_w;
+      m = m_new;
+    }
+    static_cast<bf16*>(a.out)[head * hd + d] = __float2bfloat16(num / den);
   }
 }
 
@@ -328,13 +260,8 @@ void launch_decode_attention(const AttentionArgs& a, cudaStream_t stream, bool p
   if (a.head_dim <= 0 || a.head_dim % 8 != 0 || a.head_dim > kMaxHeadChunks * 8)
     invalid("decode_attention", "head_dim must be a multiple of 8 in [8, 256]");
   if (a.max_len <= 0) invalid("decode_attention", "max_len must be positive");
-  const unsigned chunks = static_cast<unsigned>((a.max_len + kChunk - 1) / kChunk);
-  const dim3 grid(static_cast<unsigned>(a.n_heads), chunks);
-  if (chunks <= kMaxClusterChunks && programmatic_launch_supported())   // sm_90: clusters too
-    launch_kernel_in_clusters(decode_attention<true>, grid, dim3(kAttentionThreads), dim3(1, chunks, 1), 0, stream,
-                              programmatic, a);
-  else
-    launch_kernel(decode_attention<false>, grid, dim3(kAttentionThreads), 0, stream, programmatic, a);
+  const dim3 grid(static_cast<unsigned>(a.n_heads), static_cast<unsigned>((a.max_len + kChunk - 1) / kChunk));
+  launch_kernel(decode_attention, grid, dim3(kAttentionThreads), 0, stream, programmatic, a);
 }
 
 void launch_next_token(const NextTokenArgs& a, cudaStream_t stream, bool programmatic) {

@@ -29,15 +29,10 @@ void launch_residual_add(const ResidualAddArgs& args, cudaStream_t stream, bool 
 
 // out[h] = softmax(q[h] . K[g]^T / sqrt(head_dim) over positions 0..*pos) . V[g], g = h / (n_heads /
 // n_kv_heads) (grouped-query attention). Split over the positions (flash-decoding): a block per head and
-// chunk of kAttentionChunk positions computes its chunk's max score, sum of exponentials and
-// unnormalized weighted sum of V. On sm_90, with at most 8 chunks (max_len <= 256), a head's chunks are
-// one thread-block cluster and its first block combines them from the others' shared memory; otherwise
-// the chunks write them to `partials` (chunks past *pos exit at once) and the head's last block to
-// finish (a counter per head, left at 0 for the next launch) combines them. One launch: a head's cache
-// is read by many SMs at once instead of one. head_dim a multiple of 8 up to 256. A programmatic
-// launch reads *pos and the cache rows before *pos before it waits: the kernel before it (the QKV
-// GEMV, which writes q and row *pos) must let it launch only after its own wait, as every kernel of
-// the decode step does.
+// chunk of kAttentionChunk positions (chunks past *pos exit at once) writes its chunk's max score, sum of
+// exponentials and unnormalized weighted sum of V to `partials`; the head's last block to finish (a
+// counter per head, left at 0 for the next launch) combines them. One launch: a head's cache is read by
+// many SMs at once instead of one. head_dim a multiple of 8 up to 256.
 constexpr int64_t kAttentionChunk = 32;
 struct AttentionArgs {
   const void* q = nullptr;
