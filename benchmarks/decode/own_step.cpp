@@ -7,9 +7,6 @@
 #include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include <cstdlib>
-#include <string>
-
 #include "kernels/decode/decode_kernels.h"
 #include "opbench/check.h"
 
@@ -64,9 +61,6 @@ OwnStep::OwnStep(Model& model, bool programmatic) : m_(model), programmatic_(pro
   attn_partials_ = at::empty({kernels::attention_partials_floats(c.n_heads, c.head_dim(), c.max_len())},
                              opts.dtype(c10::kFloat));
   attn_counters_ = at::zeros({c.n_heads}, opts.dtype(c10::kInt));
-  attn_group_counters_ = at::zeros({c.n_kv_heads}, opts.dtype(c10::kInt));
-  const char* fuse = std::getenv("OPBENCH_FUSED_ATTENTION");
-  fuse_attention_ = fuse == nullptr || std::string(fuse) != "0";
   if (c.moe()) {
     router_ = at::empty({c.n_experts}, opts);
     route_idx_ = at::empty({c.top_k}, opts.dtype(c10::kLong));
@@ -167,37 +161,25 @@ const at::Tensor& OwnStep::forward(const at::Tensor& token, const at::Tensor& po
     rope.kv_rows = c.n_kv_heads * hd;
     rope.head_dim = hd;
     rope.max_len = c.max_len();
-    if (fuse_attention_) {   // the QKV GEMV's last block of each KV group computes its attention
-      rope.attn_out = attn_.data_ptr();
-      rope.attn_counters = static_cast<unsigned*>(attn_group_counters_.data_ptr());
-      fuse_attention_ = kernels::fused_attention_error(qkv).empty();
-      if (!fuse_attention_) rope.attn_out = nullptr;
-    }
     kernels::launch_gemv(qkv, stream);
-    if (!fuse_attention_) launch_attention(rope, stream);
+    kernels::AttentionArgs att;
+    att.q = q_.data_ptr();
+    att.k_cache = rope.k_cache;
+    att.v_cache = rope.v_cache;
+    att.pos = rope.pos;
+    att.out = attn_.data_ptr();
+    att.n_heads = c.n_heads;
+    att.n_kv_heads = c.n_kv_heads;
+    att.head_dim = hd;
+    att.max_len = c.max_len();
+    att.partials = attn_partials_.data_ptr<float>();
+    att.counters = static_cast<unsigned*>(attn_counters_.data_ptr());
+    kernels::launch_decode_attention(att, stream, programmatic_);
     add_to_h(layer.wo, attn_, /*second=*/false, stream);
     feed_forward(l, stream);
   }
   kernels::launch_gemv(normed_args(m_.output, m_.norm, logits_), stream);
   return logits_;
-}
-
-// decode_attention over the caches the QKV GEMV (its `rope`) wrote into.
-void OwnStep::launch_attention(const kernels::RopeCacheOut& rope, cudaStream_t stream) {
-  const ModelConfig& c = m_.cfg;
-  kernels::AttentionArgs att;
-  att.q = q_.data_ptr();
-  att.k_cache = rope.k_cache;
-  att.v_cache = rope.v_cache;
-  att.pos = rope.pos;
-  att.out = attn_.data_ptr();
-  att.n_heads = c.n_heads;
-  att.n_kv_heads = c.n_kv_heads;
-  att.head_dim = c.head_dim();
-  att.max_len = c.max_len();
-  att.partials = attn_partials_.data_ptr<float>();
-  att.counters = static_cast<unsigned*>(attn_counters_.data_ptr());
-  kernels::launch_decode_attention(att, stream, programmatic_);
 }
 
 }  // namespace opbench::decode

@@ -46,7 +46,6 @@ class OwnStep {
 
  private:
   void feed_forward(int64_t l, cudaStream_t stream);
-  void launch_attention(const kernels::RopeCacheOut& rope, cudaStream_t stream);
   void add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaStream_t stream);
   kernels::GemvArgs gemv_args(const Linear& l, const at::Tensor& x, at::Tensor& y) const;
   // gemv_args with the rms norm prologue: x is the residual stream h, normalized with `norm_w`.
@@ -58,8 +57,6 @@ class OwnStep {
   Routes* route_log_ = nullptr;
   at::Tensor h_, q_, attn_, delta_, act_, logits_, router_, route_idx_, route_w_;
   at::Tensor attn_partials_, attn_counters_;   // decode_attention's workspace (kernels/decode/decode_kernels.h)
-  at::Tensor attn_group_counters_;              // the QKV GEMV's fused attention's (RopeCacheOut::attn_counters)
-  bool fuse_attention_ = true;                  // attention in the QKV GEMV while fused_attention_error allows it
 };
 
 }  // namespace opbench::decode

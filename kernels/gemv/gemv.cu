@@ -51,20 +51,6 @@ bool pairs_rows(const GemvArgs& a) {
 // The launch is programmatic (asked for, and the device supports it).
 bool runs_programmatic(const GemvArgs& a) { return a.programmatic && programmatic_launch_supported(); }
 
-// The fused attention's rules (RopeCacheOut::attn_out, gemv_attention.cuh); "" when they hold.
-std::string attention_error(const GemvArgs& a) {
-  const RopeCacheOut& r = a.fusion.rope;
-  const int64_t chunks = r.head_dim / 8;
-  if (r.attn_counters == nullptr) return "fused attention: null attn_counters";
-  if (r.max_len > gemv::kFusedAttentionMaxLen) return "fused attention: max_len over 256";
-  if (r.head_dim % 8 != 0 || r.head_dim > gemv::kFusedAttentionMaxHeadDim || (chunks & (chunks - 1)) != 0)
-    return "fused attention: head_dim / 8 must be a power of two up to 16";
-  if (r.kv_rows == 0 || r.q_rows % r.kv_rows != 0 || r.q_rows / r.kv_rows > gemv::kFusedAttentionMaxHeads)
-    return "fused attention: 1 to 4 q heads a KV head";
-  if (a.cols > 8192) return "fused attention: cols over 8192 (shared memory)";
-  return "";
-}
-
 // The fusions' own argument rules (gemv_args.h); "" when they hold.
 std::string fusion_error(const GemvArgs& a, bool vectorized) {
   const GemvFusion& f = a.fusion;
@@ -218,17 +204,6 @@ void launch_typed(const GemvArgs& a, cudaStream_t stream) {
 
 }  // namespace
 
-std::string fused_attention_error(const GemvArgs& a) {
-  if (const std::string why = attention_error(a); !why.empty()) return why;
-  const GemvConfig c = gemv_config(current_launch_rules(), a, runs_programmatic(a));
-  const int64_t block_rows = c.path == GemvPath::kInt4Mma ? int64_t{c.tiles} * gemv::kMmaTileRows
-                             : c.path == GemvPath::kVector ? int64_t{c.warps / c.group} * c.rows
-                                                           : 0;
-  if (block_rows == 0 || c.warps * kWarpSize != gemv::kFusedAttentionThreads || a.fusion.rope.head_dim % block_rows != 0)
-    return "fused attention: the table's configuration for this GEMV is not 256 threads over whole heads";
-  return "";
-}
-
 void launch_gemv(const GemvArgs& a, cudaStream_t stream) {
   auto invalid = [](const std::string& why) { throw Error("launch_gemv: " + why); };
   if (a.w == nullptr || a.x == nullptr || a.y == nullptr) invalid("null pointer");
@@ -244,8 +219,6 @@ void launch_gemv(const GemvArgs& a, cudaStream_t stream) {
   if ((a.rows + kScalarWarps - 1) / kScalarWarps > 0x7fffffff) invalid("too many rows");
   if (const std::string why = fusion_error(a, gemv_vectorizable(a)); !why.empty()) invalid(why);
   if (const std::string why = int4_error(a); !why.empty()) invalid(why);
-  if (a.fusion.epilogue == GemvEpilogue::kRopeCache && a.fusion.rope.attn_out != nullptr)
-    if (const std::string why = fused_attention_error(a); !why.empty()) invalid(why);
   switch (a.w_type) {
     case WeightType::kInt4: return launch_typed<gemv::Int4>(a, stream);
     case WeightType::kInt8: return launch_typed<int8_t>(a, stream);

@@ -6,8 +6,6 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
-#include <string>
-
 #include "kernels/gemv/gemv_args.h"
 
 namespace opbench::kernels {
@@ -15,10 +13,5 @@ namespace opbench::kernels {
 // Enqueues the kernel on `stream` and checks the launch (cudaGetLastError). Throws opbench::Error on
 // invalid arguments or a failed launch. Does not synchronize.
 void launch_gemv(const GemvArgs& args, cudaStream_t stream);
-
-// "" when launch_gemv can fuse attention into `args` (a RoPE-cache GEMV with rope.attn_out and
-// rope.attn_counters set: the limits in gemv_args.h, and the configuration the table picks for it);
-// else why not.
-std::string fused_attention_error(const GemvArgs& args);
 
 }  // namespace opbench::kernels

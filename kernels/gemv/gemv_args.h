@@ -43,14 +43,6 @@ struct RopeCacheOut {
   void* k_cache = nullptr;
   void* v_cache = nullptr;
   int64_t q_rows = 0, kv_rows = 0, head_dim = 0, max_len = 0;
-  // Attention fused into the GEMV (gemv_attention.cuh), when set: the block that stores the last rows of
-  // a KV group computes its q heads' attention over positions 0..*pos into attn_out (bf16, q_rows), as
-  // decode_attention would. attn_counters: kv_rows / head_dim zeros on the device before the first
-  // launch, left at 0. REQUIRES (launch_gemv checks): max_len <= 256, head_dim / 8 a power of two up
-  // to 16, at most 4 q heads a KV head, cols <= 8192, and the configuration's blocks 256 threads over
-  // whole heads.
-  void* attn_out = nullptr;
-  unsigned* attn_counters = nullptr;
 };
 
 // Optional fusions; each needs the vector path (gemv_vectorizable), else launch_gemv throws.

@@ -32,7 +32,6 @@
 #include <cstdint>
 
 #include "kernels/common/launch.cuh"
-#include "kernels/gemv/gemv_attention.cuh"
 #include "kernels/gemv/gemv_fusion.cuh"
 #include "kernels/gemv/gemv_math.cuh"
 
@@ -206,38 +205,33 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) int4_mma_kernel(Params p) 
     partial[warp][g + 8] = acc_hi;
   }
   __syncthreads();
-  auto store_rows = [&] {   // lane t == 0 of the tile's first warp stores its rows (the returns leave the lambda)
-    if (split != 0 || t != 0 || !lo_valid) return;
-    float sums[2] = {0.f, 0.f};
+  if (split != 0 || t != 0 || !lo_valid) return;
+  float sums[2] = {0.f, 0.f};
 #pragma unroll
-    for (int s = 0; s < kSplits; ++s) {
-      sums[0] += partial[s * kTiles + tile][g];
-      sums[1] += partial[s * kTiles + tile][g + 8];
-    }
-    if constexpr (kNorm) {
-      float total = 0.f;
+  for (int s = 0; s < kSplits; ++s) {
+    sums[0] += partial[s * kTiles + tile][g];
+    sums[1] += partial[s * kTiles + tile][g + 8];
+  }
+  if constexpr (kNorm) {
+    float total = 0.f;
 #pragma unroll
-      for (int v = 0; v < kWarps; ++v) total += warp_sum_sq[v];
-      const float scale = norm_scale(p, total);
-      sums[0] *= scale;
-      sums[1] *= scale;
-    }
-    float result[2];   // as the unfused kernel stores them
+    for (int v = 0; v < kWarps; ++v) total += warp_sum_sq[v];
+    const float scale = norm_scale(p, total);
+    sums[0] *= scale;
+    sums[1] *= scale;
+  }
+  float result[2];   // as the unfused kernel stores them
 #pragma unroll
-    for (int r = 0; r < 2; ++r) result[r] = __bfloat162float(expert < 0 ? nan_bf16() : __float2bfloat16(sums[r]));
-    if constexpr (kSwiglu) {
-      store_swiglu(p, slice, lo, result[0], result[1]);
-    } else if constexpr (kEpilogue == GemvEpilogue::kRopeCache) {
-      store_rope_cache(p, rope, lo, result[0], result[1]);
-    } else {
-      __nv_bfloat16* y = p.y + slice * p.rows;
-      y[lo] = __float2bfloat16(result[0] + y_old[0]);
-      if (hi_valid) y[hi] = __float2bfloat16(result[1] + y_old[1]);
-    }
-  };
-  store_rows();
-  if constexpr (kEpilogue == GemvEpilogue::kRopeCache)
-    attend_when_group_done(p, static_cast<int64_t>(blockIdx.x) * kTiles * kMmaTileRows, int64_t{kTiles} * kMmaTileRows);
+  for (int r = 0; r < 2; ++r) result[r] = __bfloat162float(expert < 0 ? nan_bf16() : __float2bfloat16(sums[r]));
+  if constexpr (kSwiglu) {
+    store_swiglu(p, slice, lo, result[0], result[1]);
+  } else if constexpr (kEpilogue == GemvEpilogue::kRopeCache) {
+    store_rope_cache(p, rope, lo, result[0], result[1]);
+  } else {
+    __nv_bfloat16* y = p.y + slice * p.rows;
+    y[lo] = __float2bfloat16(result[0] + y_old[0]);
+    if (hi_valid) y[hi] = __float2bfloat16(result[1] + y_old[1]);
+  }
 }
 
 // Blocks of int4_mma_kernel<kWarps, kTiles, ...> for `rows` rows of W (swiglu: the rows / 2 output rows).

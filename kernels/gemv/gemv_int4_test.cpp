@@ -3,8 +3,7 @@
 // launch rules and in an ordinary and a programmatic launch (the vector kernel and, on sm_90, the
 // tensor-core kernel): aligned shapes (odd row counts, the decode models' row lengths), the
 // scalar path (misaligned x), strided rows, gathers (an index out of range giving NaN rows), the decode
-// step's fusions (rms norm prologue with the SwiGLU epilogue, add-to-y, RoPE-and-cache, attention fused
-// into it where the configuration allows), the refusal of
+// step's fusions (rms norm prologue with the SwiGLU epilogue, add-to-y, RoPE-and-cache), the refusal of
 // layouts int4 cannot take, and PyTorch's own int4 path (_weight_int4pack_mm, the aten backends') on the
 // same weights. Skips without a CUDA device.
 #include <ATen/ATen.h>
@@ -26,7 +25,6 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "kernels/common/launch_rules.h"
-#include "kernels/decode/decode_reference.h"
 #include "kernels/gemv/gemv.h"
 #include "tests/cpp/rel_rms.h"
 
@@ -156,30 +154,6 @@ TEST_P(GemvInt4, RopeCacheEpilogueStoresVAtThePosition) {
   EXPECT_LT(rel_rms(q, qkv.narrow(0, 0, q_rows)), 0.02);
   EXPECT_LT(rel_rms(k_cache.select(1, pos).flatten(), qkv.narrow(0, q_rows, q_rows)), 0.02);
   EXPECT_LT(rel_rms(v_cache.select(1, pos).flatten(), qkv.narrow(0, 2 * q_rows, q_rows)), 0.02);
-}
-
-// The fused attention where the configuration allows it (the tensor-core kernel of a programmatic
-// launch; the vector kernel's one-warp blocks refuse), against the float64 reference on the kernel's own
-// q and caches.
-TEST_P(GemvInt4, RopeCacheEpilogueWithAttentionWhereItFits) {
-  const int64_t hd = 128, heads = 4, kv_heads = 1, max_len = 206, pos = 120, cols = 1024;
-  const int64_t q_rows = heads * hd, kv_rows = kv_heads * hd;
-  Int4Weights w = weights({q_rows + 2 * kv_rows, cols});
-  at::Tensor x = bf16_x(cols), q = at::empty({q_rows}, cuda(c10::kBFloat16)), out = at::zeros({q_rows}, cuda(c10::kBFloat16));
-  at::Tensor cos = at::ones({max_len, hd / 2}, cuda(c10::kFloat)), sin = at::zeros_like(cos);   // no rotation
-  at::Tensor where = at::tensor(std::vector<int64_t>{pos}, cuda(c10::kLong)), counters = at::zeros({kv_heads}, cuda(c10::kInt));
-  at::Tensor k_cache = at::randn({kv_heads, max_len, hd}, cuda(c10::kBFloat16)), v_cache = at::randn_like(k_cache);
-  kernels::GemvArgs a = args_for(w, x, q);
-  a.fusion.epilogue = kernels::GemvEpilogue::kRopeCache;
-  a.fusion.rope = {where.data_ptr<int64_t>(), cos.data_ptr<float>(), sin.data_ptr<float>(), k_cache.data_ptr(),
-                   v_cache.data_ptr(),  q_rows, kv_rows, hd, max_len, out.data_ptr(), static_cast<unsigned*>(counters.data_ptr())};
-  if (!kernels::fused_attention_error(a).empty()) {
-    EXPECT_THROW(kernels::launch_gemv(a, stream()), Error);
-    return;
-  }
-  kernels::launch_gemv(a, stream());
-  EXPECT_LT(rel_rms(out, kernels::attention_reference(q, k_cache, v_cache, pos, heads)), 0.01);
-  EXPECT_EQ(counters.count_nonzero().item<int64_t>(), 0);
 }
 
 TEST_P(GemvInt4, RefusesLayoutsInt4CannotTake) {

@@ -32,7 +32,6 @@
 #include <type_traits>
 
 #include "kernels/common/launch.cuh"
-#include "kernels/gemv/gemv_attention.cuh"
 #include "kernels/gemv/gemv_fusion.cuh"
 #include "kernels/gemv/gemv_math.cuh"
 
@@ -154,41 +153,34 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
         acc[r] = total;
       }
   }
-  auto store_rows = [&] {   // the group's first warp stores its rows (the returns leave the lambda)
-    if (group_warp != 0 || rows_here == 0) return;
-    if constexpr (kNormInput) {
-      const float scale = norm_scale(p, acc[kRows]);
+  if (group_warp != 0 || rows_here == 0) return;
+  if constexpr (kNormInput) {
+    const float scale = norm_scale(p, acc[kRows]);
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) acc[r] *= scale;
-    }
-    float result[kRows];   // as the unfused kernel stores them
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      result[r] = __bfloat162float(expert < 0 ? nan_bf16() : finish_row(p, expert, first_row + r * row_step, acc[r]));
-    if constexpr (kRows == 2) {
-      if constexpr (kEpilogue == GemvEpilogue::kSwiglu || kEpilogue == GemvEpilogue::kRopeCache) {
-        if (lane != 0) return;
-        if constexpr (paired)
-          store_swiglu(p, slice, first_row, result[0], result[1]);
-        else
-          store_rope_cache(p, operands, first_row, result[0], result[1]);
-        return;
-      }
-    }
-    if (lane >= rows_here) return;
-    float mine = result[0];
-#pragma unroll
-    for (int r = 1; r < kRows; ++r)
-      if (lane == r) mine = result[r];
-    __nv_bfloat16* y = p.y + slice * p.rows + first_row + lane;
-    if constexpr (kEpilogue == GemvEpilogue::kAddToY) mine += operands.y_old;
-    *y = __float2bfloat16(mine);
-  };
-  store_rows();
-  if constexpr (kEpilogue == GemvEpilogue::kRopeCache) {
-    constexpr int64_t kBlockRows = int64_t{kWarps / kGroup} * kRows;
-    attend_when_group_done(p, static_cast<int64_t>(blockIdx.x) * kBlockRows, kBlockRows);
+    for (int r = 0; r < kRows; ++r) acc[r] *= scale;
   }
+  float result[kRows];   // as the unfused kernel stores them
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    result[r] = __bfloat162float(expert < 0 ? nan_bf16() : finish_row(p, expert, first_row + r * row_step, acc[r]));
+  if constexpr (kRows == 2) {
+    if constexpr (kEpilogue == GemvEpilogue::kSwiglu || kEpilogue == GemvEpilogue::kRopeCache) {
+      if (lane != 0) return;
+      if constexpr (paired)
+        store_swiglu(p, slice, first_row, result[0], result[1]);
+      else
+        store_rope_cache(p, operands, first_row, result[0], result[1]);
+      return;
+    }
+  }
+  if (lane >= rows_here) return;
+  float mine = result[0];
+#pragma unroll
+  for (int r = 1; r < kRows; ++r)
+    if (lane == r) mine = result[r];
+  __nv_bfloat16* y = p.y + slice * p.rows + first_row + lane;
+  if constexpr (kEpilogue == GemvEpilogue::kAddToY) mine += operands.y_old;
+  *y = __float2bfloat16(mine);
 }
 
 // Exact-fit rows (a plain GEMV of an ordinary launch whose row length is row_kernel_cols, a compile-time

@@ -4,8 +4,8 @@
 // multiple of the vector width, a misaligned x and strided W rows (the scalar path), the optional per-row
 // scale, gathering with indices at both ends of the expert range (read on the device, an index out of
 // range giving NaN rows), one x and one scale row per expert, and the refusal of inconsistent arguments;
-// the decode step's fusions (rms norm prologue, residual add, SwiGLU and RoPE-and-cache epilogues, the
-// attention fused into the latter) against float64 on every configuration they run in. Skips without a CUDA device.
+// the decode step's fusions (rms norm prologue, residual add, SwiGLU and RoPE-and-cache epilogues)
+// against float64 on every configuration they run in. Skips without a CUDA device.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -23,7 +23,6 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "kernels/common/launch_rules.h"
-#include "kernels/decode/decode_reference.h"
 #include "kernels/gemv/gemv.h"
 #include "tests/cpp/rel_rms.h"
 
@@ -299,45 +298,6 @@ TEST_P(GemvKernel, RopeCacheEpilogueRotatesQAndKAndStoresKAndVAtThePosition) {
     EXPECT_EQ(k_cache.ne(0).sum().item<int64_t>(), k_cache.select(1, pos).ne(0).sum().item<int64_t>());   // only pos written
     EXPECT_EQ(v_cache.ne(0).sum().item<int64_t>(), v_cache.select(1, pos).ne(0).sum().item<int64_t>());
   }
-}
-
-// The fused attention (RopeCacheOut::attn_out): the KV group's last block computes its q heads'
-// attention over the caches, checked against the float64 reference on the kernel's own q and caches;
-// four q heads a KV head, an ordinary launch and then a programmatic one (the counters back to 0).
-TEST_P(GemvKernel, RopeCacheEpilogueWithAttentionMatchesTheReference) {
-  const int64_t head_dim = 128, heads = 8, kv_heads = 2, max_len = 206, cols = 512;
-  const int64_t q_rows = heads * head_dim, kv_rows = kv_heads * head_dim;
-  for (auto dtype : {c10::kBFloat16, c10::kChar}) {
-    for (int64_t pos : {int64_t{0}, int64_t{150}, max_len - 1}) {
-      SCOPED_TRACE(name(dtype) + " pos " + std::to_string(pos));
-      at::Tensor w = weights({q_rows + 2 * kv_rows, cols}, dtype), x = bf16_x(cols);
-      at::Tensor scale = scales_for(dtype, {q_rows + 2 * kv_rows});
-      at::Tensor angle = at::rand({max_len, head_dim / 2}, cuda(c10::kFloat)) * 6.3;
-      at::Tensor cos = angle.cos(), sin = angle.sin(), where = at::tensor(std::vector<int64_t>{pos}, cuda(c10::kLong));
-      at::Tensor k_cache = at::randn({kv_heads, max_len, head_dim}, cuda(c10::kBFloat16)), v_cache = at::randn_like(k_cache);
-      at::Tensor q = at::empty({q_rows}, cuda(c10::kBFloat16)), out = at::empty({q_rows}, cuda(c10::kBFloat16));
-      at::Tensor counters = at::zeros({kv_heads}, cuda(c10::kInt));
-      kernels::GemvArgs args = args_for(w, x, q);
-      if (scale.defined()) args.row_scale = scale.data_ptr();
-      args.fusion.epilogue = kernels::GemvEpilogue::kRopeCache;
-      args.fusion.rope = {where.data_ptr<int64_t>(), cos.data_ptr<float>(), sin.data_ptr<float>(), k_cache.data_ptr(),
-                          v_cache.data_ptr(), q_rows, kv_rows, head_dim, max_len, out.data_ptr(),
-                          static_cast<unsigned*>(counters.data_ptr())};
-      ASSERT_EQ(kernels::fused_attention_error(args), "");
-      for (bool programmatic : {false, true}) {
-        args.programmatic = programmatic;
-        out.fill_(0);
-        kernels::launch_gemv(args, stream());
-        const at::Tensor want = kernels::attention_reference(q, k_cache, v_cache, pos, heads);
-        EXPECT_LT(rel_rms(out, want), 0.01) << "programmatic " << programmatic;
-        EXPECT_EQ(counters.count_nonzero().item<int64_t>(), 0);
-      }
-    }
-  }
-  kernels::GemvArgs too_long;   // limits refuse with a reason
-  too_long.fusion.rope.max_len = 300;
-  too_long.fusion.rope.attn_counters = reinterpret_cast<unsigned*>(16);
-  EXPECT_NE(kernels::fused_attention_error(too_long), "");
 }
 
 TEST_P(GemvKernel, FusionsRefuseLayoutsTheyCannotRun) {
