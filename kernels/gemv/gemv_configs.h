@@ -137,8 +137,8 @@ inline constexpr GemvRule kRows[] = {
     {kH200, kInt8, kAny.row_bytes_from(4096).output_rows_from(4097), vector_config(1, 1, 2, 4)},
     {kH200, kInt8, kAny, vector_config(8, 2, 2, 2)},
     // int4 rows of up to 16384 columns of a programmatic launch (the decode step's) on tensor cores
-    // (gemv_int4_mma.cuh): Llama-2-7B int4 decode 1.36x the vector kernel's tok/s (H100, e229ce9); the
-    // H200 takes the same row, not yet measured there.
+    // (gemv_int4_mma.cuh): Llama-2-7B int4 decode 1.36x the vector kernel's tok/s (H100, e229ce9), 1.32x
+    // on the H200 (0b848f5), where w8t1s2 also beats w8t1s1, w8t1s4 and w4t1s2 by 2-19%.
     {kH100, kInt4, kAny.programmatic_only(), int4_mma_config(8, 1, 2)},
     {kH200, kInt4, kAny.programmatic_only(), int4_mma_config(8, 1, 2)},
     // Other int4 launches on the vector path (a 16-byte load holds 32 weights, a quarter of a group; no
