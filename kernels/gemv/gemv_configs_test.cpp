@@ -154,11 +154,12 @@ void expect_picks(const std::vector<Expected>& cases) {
 
 TEST(GemvConfigs, Bf16LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kBf16Expected); }
 TEST(GemvConfigs, Int8LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kInt8Expected); }
-TEST(GemvConfigs, Int4LaunchesPickTheVectorPath) { expect_picks(kInt4Expected); }
+TEST(GemvConfigs, Int4LaunchesPickTheTensorCoresOrTheVectorPath) { expect_picks(kInt4Expected); }
 
 // The paired epilogues (SwiGLU, RoPE into the cache) take two rows a group or the int4 tensor-core tiles
-// (launch_gemv refuses any other configuration): every rule set and weight type picks such a configuration for them, at any shape.
-TEST(GemvConfigs, PairedEpiloguesGetTwoRowsAGroup) {
+// (launch_gemv refuses any other configuration): every rule set and weight type picks such a
+// configuration for them, at any shape.
+TEST(GemvConfigs, PairedEpiloguesGetConfigurationsThatPairRows) {
   for (LaunchRules rules : {LaunchRules::kH100, LaunchRules::kH200})
     for (WeightType w : {kBf16, kInt8, kInt4})
       for (GemvEpilogue e : {GemvEpilogue::kSwiglu, GemvEpilogue::kRopeCache})
