@@ -25,6 +25,7 @@
 
 #ifdef OPBENCH_HAVE_CUDA
 #include "decode/own_step.h"
+#include "kernels/common/serial_launches.h"
 #include "tests/cpp/rel_rms.h"
 #endif
 
@@ -265,16 +266,24 @@ TEST_F(DecodeGpu, GraphGeneratesTheEagerTokens) {   // (b) on the GPU
 }
 
 // Programmatic launches overlap each kernel with the one before; a kernel reading its inputs before
-// they are complete would change the logits. Both steps write the same cache entries at each position.
+// they are complete would change the logits. The serial step runs the same kernels (the int8 and int4
+// GEMVs pick tensor cores for programmatic launches only) without the overlap (ScopedSerialLaunches).
+// Both steps write the same cache entries at each position.
 TEST_F(DecodeGpu, ProgrammaticLaunchesChangeNoLogit) {
   for (const char* config : {"tiny", "tiny-moe"})
-    for (bool int8 : {false, true}) {
-      Model model = make_model(model_config(config), at::kBFloat16, int8, at::kCUDA);
-      OwnStep overlapped(model, true), serial(model, false);
+    for (WeightQuant quant : {WeightQuant::kNone, WeightQuant::kInt8, WeightQuant::kInt4}) {
+      if (quant == WeightQuant::kInt4 && std::string(config) == "tiny-moe") continue;   // no int4 experts
+      Model model = make_model(model_config(config), at::kBFloat16, quant, at::kCUDA);
+      OwnStep overlapped(model, true), serial(model, true);
       for (int64_t p = 0; p < 6; ++p) {
         at::Tensor token = longs({(7 * p + 3) % model.cfg.vocab}, at::kCUDA), pos = longs({p}, at::kCUDA);
-        at::Tensor want = serial.forward(token, pos).clone();
-        EXPECT_TRUE(at::equal(overlapped.forward(token, pos), want)) << config << " position " << p;
+        at::Tensor want;
+        {
+          kernels::ScopedSerialLaunches serial_launches;
+          want = serial.forward(token, pos).clone();
+        }
+        EXPECT_TRUE(at::equal(overlapped.forward(token, pos), want))
+            << config << " quant " << static_cast<int>(quant) << " position " << p;
       }
     }
 }

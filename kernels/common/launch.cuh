@@ -2,7 +2,8 @@
 // compute capability 9.0 or newer, the kernel may start before the previous kernel of the stream has
 // finished (once that kernel allows it, griddepcontrol.launch_dependents), and must itself wait
 // (griddepcontrol.wait) before it reads anything an earlier kernel writes. Captured in a CUDA graph,
-// the dependency becomes a programmatic edge. Checks the launch (throws opbench::Error).
+// the dependency becomes a programmatic edge; under a ScopedSerialLaunches (serial_launches.h) it is an
+// ordinary one. Checks the launch (throws opbench::Error).
 // Include only from .cu files.
 #pragma once
 #include <cuda_runtime.h>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "kernels/common/per_device.h"
+#include "kernels/common/serial_launches.h"
 #include "opbench/check.h"
 
 namespace opbench::kernels {
@@ -55,7 +57,7 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shar
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
   cudaLaunchAttribute attribute[1];
-  if (programmatic && programmatic_launch_supported()) {
+  if (programmatic && programmatic_launch_supported() && !serial_launches_forced()) {
     attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attribute[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attribute;

@@ -11,8 +11,8 @@
 #include "kernels/common/launch_rules.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/gemv/gemv_configs.h"
-#include "kernels/gemv/gemv_int4_mma.cuh"
 #include "kernels/gemv/gemv_kernels.cuh"
+#include "kernels/gemv/gemv_mma.cuh"
 #include "opbench/check.h"
 
 namespace opbench::kernels {
@@ -88,7 +88,7 @@ struct Config {
   static constexpr bool mma = false;
   static constexpr int warps = kWarps, group = kGroup, rows = kRows, steps = kSteps;
 };
-// An int4 tensor-core configuration (gemv_int4_mma.cuh): its tiles pair rows, as the paired epilogues need.
+// A tensor-core configuration (gemv_mma.cuh): its tiles pair rows, as the paired epilogues need.
 template <int kWarps, int kTiles, int kSteps>
 struct MmaConfig {
   static constexpr bool mma = true;
@@ -101,9 +101,9 @@ template <typename T, typename C, bool kMayGather, bool kProgrammatic, bool kNor
 void launch_fused(const GemvArgs& a, cudaStream_t stream) {
   const unsigned slices = static_cast<unsigned>(a.num_selected);
   if constexpr (C::mma) {
-    const dim3 grid(gemv::int4_mma_blocks<C::tiles>(a.rows, kEpilogue == GemvEpilogue::kSwiglu), slices);
-    launch_kernel(gemv::int4_mma_kernel<C::warps, C::tiles, C::steps, kMayGather, kProgrammatic, kNorm, kEpilogue>, grid,
-                  dim3(C::warps * kWarpSize), gemv::int4_mma_shared_bytes(a.cols), stream, a.programmatic, params_of(a));
+    const dim3 grid(gemv::mma_blocks<C::tiles>(a.rows, kEpilogue == GemvEpilogue::kSwiglu), slices);
+    launch_kernel(gemv::mma_kernel<T, C::warps, C::tiles, C::steps, kMayGather, kProgrammatic, kNorm, kEpilogue>, grid,
+                  dim3(C::warps * kWarpSize), gemv::mma_shared_bytes<T>(a.cols), stream, a.programmatic, params_of(a));
   } else {
     const dim3 grid(gemv::vector_blocks<C::warps, C::group, C::rows>(a.rows), slices);
     launch_kernel(gemv::vector_kernel<T, C::warps, C::group, C::rows, C::steps, kMayGather, kProgrammatic, kNorm, kEpilogue>,
@@ -148,7 +148,7 @@ void launch_by_mode(const GemvArgs& a, cudaStream_t stream) {
 // A bf16 GEMV without a gather runs a kernel without the expert's code: half the instructions before the
 // first load of W (80 -> 40 on sm_90). int8 and the gathers keep the one kernel: compiled without that
 // code, they hold other registers (int8 46 instead of 64, gathers 36 instead of 32) and run slower. The
-// int4 tensor-core kernel has both.
+// tensor-core kernel has both.
 template <typename T, typename C>
 void launch_vector(const GemvArgs& a, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, __nv_bfloat16> || C::mma)
@@ -177,7 +177,7 @@ void launch_rule(const GemvArgs& a, cudaStream_t stream) {
     throw Error("launch_gemv: table row " + std::to_string(kRule) + " is for the other weight type");
   else if constexpr (c.path == GemvPath::kVector)
     launch_vector<T, Config<c.warps, c.group, c.rows, c.steps>>(a, stream);
-  else if constexpr (c.path == GemvPath::kInt4Mma && std::is_same_v<T, gemv::Int4>)
+  else if constexpr (c.path == GemvPath::kMma && !std::is_same_v<T, __nv_bfloat16>)
     launch_vector<T, MmaConfig<c.warps, c.tiles, c.steps>>(a, stream);
   else if constexpr (std::is_same_v<T, gemv::Int4>)
     throw Error("launch_gemv: table row " + std::to_string(kRule) + " names an exact-fit kernel for int4");

@@ -48,7 +48,7 @@ bool applies(const GemvRule& r, const LaunchShape& s, WeightType w) {
   switch (r.config.path) {
     case GemvPath::kExactRow: return s.exact_row_form && s.cols == r.config.span(w);
     case GemvPath::kGatherPair: return s.gather_pair_form && s.cols == r.config.span(w);
-    case GemvPath::kInt4Mma: return w == WeightType::kInt4 && s.cols <= kInt4MmaMaxCols;
+    case GemvPath::kMma: return mma_fits(w, s.cols);
     default: return true;
   }
 }
@@ -63,7 +63,7 @@ std::string gemv_config_name(const GemvConfig& c) {
       return "w" + n(c.warps) + "g" + n(c.group) + "r" + n(c.rows) + "s" + n(c.steps) + "m" + n(c.min_blocks);
     case GemvPath::kExactRow: return "row.w" + n(c.warps) + "c" + n(c.chunks) + "m" + n(c.min_blocks);
     case GemvPath::kGatherPair: return "pair.w" + n(c.warps) + "c" + n(c.chunks) + "m" + n(c.min_blocks);
-    case GemvPath::kInt4Mma: return "mma.w" + n(c.warps) + "t" + n(c.tiles) + "s" + n(c.steps);
+    case GemvPath::kMma: return "mma.w" + n(c.warps) + "t" + n(c.tiles) + "s" + n(c.steps);
   }
   return "?";
 }

@@ -20,11 +20,18 @@ enum class GemvPath : uint8_t {
                  // thread `chunks` 16-byte loads, all issued before any arithmetic, no loop
   kGatherPair,   // a gather of two slices that share x, rows of the kernel's span: row r of both slices
                  // a block, both indices loaded together, x converted once for both rows
-  kInt4Mma,      // int4 on bf16 tensor cores (gemv_int4_mma.cuh): blocks of `warps` warps over `tiles`
-                 // tiles of 16 rows, `steps` groups of 128 columns a warp step; rows of up to
-                 // kInt4MmaMaxCols columns (x is staged in shared memory)
+  kMma,          // int4 and int8 on tensor cores (gemv_mma.cuh): blocks of `warps` warps over `tiles`
+                 // tiles of 16 rows, `steps` units of 64 bytes of a row (128 int4 or 64 int8 columns) a
+                 // warp step; rows of whole units of up to kMmaMaxCols columns (x is staged in shared
+                 // memory)
 };
-constexpr int64_t kInt4MmaMaxCols = 16384;
+constexpr int64_t kMmaMaxCols = 16384;
+// Whether the tensor-core kernel takes rows of `cols` weights of type `w`: int4 or int8, whole units
+// (gemv_mma.cuh), x short enough to stage.
+constexpr bool mma_fits(WeightType w, int64_t cols) {
+  const int64_t unit_cols = 512 / weight_bits(w);
+  return w != WeightType::kBf16 && cols % unit_cols == 0 && cols <= kMmaMaxCols;
+}
 
 // One configuration: a kernel and its template parameters.
 struct GemvConfig {
@@ -34,10 +41,10 @@ struct GemvConfig {
   // Blocks an SM the registers must allow (__launch_bounds__'s second argument); 0: no minimum. A
   // kVector configuration with a minimum also issues x's loads with W's.
   int min_blocks = 0;
-  int tiles = 0;   // kInt4Mma
+  int tiles = 0;   // kMma
   // Whether the paired epilogues (SwiGLU, RoPE) can run: two rows a group, or the tensor-core tiles.
   constexpr bool pairs_rows() const {
-    return path == GemvPath::kInt4Mma || (path == GemvPath::kVector && rows == 2);
+    return path == GemvPath::kMma || (path == GemvPath::kVector && rows == 2);
   }
   // Elements a row of an exact-fit kernel (kExactRow, kGatherPair) spans for weights of type `w`.
   constexpr int64_t span(WeightType w) const {
@@ -53,8 +60,8 @@ constexpr GemvConfig exact_row_config(int warps, int chunks, int min_blocks) {
 constexpr GemvConfig gather_pair_config(int warps, int chunks, int min_blocks) {
   return {GemvPath::kGatherPair, warps, 0, 0, 0, chunks, min_blocks};
 }
-constexpr GemvConfig int4_mma_config(int warps, int tiles, int steps) {
-  return {GemvPath::kInt4Mma, warps, 0, 0, steps, 0, 0, tiles};
+constexpr GemvConfig mma_config(int warps, int tiles, int steps) {
+  return {GemvPath::kMma, warps, 0, 0, steps, 0, 0, tiles};
 }
 
 // The configuration's name in the tuner's CSV: "w8g4r2s2m0" (warps, group, rows, steps, min blocks),
@@ -129,6 +136,14 @@ inline constexpr GemvRule kRows[] = {
     {kH200, kBf16, kAny.row_bytes_up_to(4096), vector_config(8, 4, 2, 2)},
     {kH200, kBf16, kAny.row_bytes_up_to(16384).not_plain(), vector_config(4, 4, 1, 2)},
     {kH200, kBf16, kAny, vector_config(8, 8, 1, 2)},
+    // int8 rows of whole 64-column units, up to 16384, of a programmatic launch on tensor cores
+    // (gemv_mma.cuh). int8 decode, ms a generation, 0851c58's vector rows -> w8t1s2 (one binary each,
+    // alternating, two rounds): H100 Llama-2-7B 613.6 -> 593.3, Llama-3-8B 664.2 -> 658.6, Mixtral
+    // 560.7 -> 548.2; H200 520.3 -> 494.9, 570.9 -> 542.0, 469.8 -> 449.8, where w8t1s2 also beats
+    // w16t1s2, w8t2s2, w8t1s1 and w4t1s2 by 2-44%. Alone, in ordinary launches, the vector and exact-fit
+    // rows stay as fast (the tuner), so those keep them.
+    {kH100, kInt8, kAny.programmatic_only(), mma_config(8, 1, 2)},
+    {kH200, kInt8, kAny.programmatic_only(), mma_config(8, 1, 2)},
     // int8 on the H100: rows under 8 KB by groups of 2 warps, longer by groups of 4, 2 rows x 2 steps.
     {kH100, kInt8, kAny.row_bytes_up_to(8191), vector_config(8, 2, 2, 2)},
     {kH100, kInt8, kAny, vector_config(8, 4, 2, 2)},
@@ -137,10 +152,10 @@ inline constexpr GemvRule kRows[] = {
     {kH200, kInt8, kAny.row_bytes_from(4096).output_rows_from(4097), vector_config(1, 1, 2, 4)},
     {kH200, kInt8, kAny, vector_config(8, 2, 2, 2)},
     // int4 rows of up to 16384 columns of a programmatic launch (the decode step's) on tensor cores
-    // (gemv_int4_mma.cuh): Llama-2-7B int4 decode 1.36x the vector kernel's tok/s (H100, e229ce9), 1.32x
+    // (gemv_mma.cuh): Llama-2-7B int4 decode 1.36x the vector kernel's tok/s (H100, e229ce9), 1.32x
     // on the H200 (0b848f5), where w8t1s2 also beats w8t1s1, w8t1s4 and w4t1s2 by 2-19%.
-    {kH100, kInt4, kAny.programmatic_only(), int4_mma_config(8, 1, 2)},
-    {kH200, kInt4, kAny.programmatic_only(), int4_mma_config(8, 1, 2)},
+    {kH100, kInt4, kAny.programmatic_only(), mma_config(8, 1, 2)},
+    {kH200, kInt4, kAny.programmatic_only(), mma_config(8, 1, 2)},
     // Other int4 launches on the vector path (a 16-byte load holds 32 weights, a quarter of a group; no
     // exact-fit kernel takes int4), up to 14% faster than the tensor cores alone (Gemv int4 16384), tuned
     // on the H100 at the decode shapes: the paired epilogues (two rows a group) a warp a block, 2 rows x 4

@@ -103,9 +103,9 @@ const std::vector<Expected> kInt8Expected = {
     {"Gemv 4096", plain(kInt8, 4096, 4096), false, "w8g2r2s2m0", "w8g2r2s2m0"},
     {"Gemv 8192", plain(kInt8, 8192, 8192), false, "row.w4c4m8", "row.w4c4m12"},
     {"Gemv 16384", plain(kInt8, 16384, 16384), false, "row.w8c4m4", "row.w4c8m8"},
-    {"Gemv 16384 programmatic", plain(kInt8, 16384, 16384), true, "w8g4r2s2m0", "w1g1r2s4m0"},
-    {"4 KB rows, 4096 of them", plain(kInt8, 4096, 4096), true, "w8g2r2s2m0", "w8g2r2s2m0"},
-    {"4 KB rows, 4097 of them", plain(kInt8, 4097, 4096), true, "w8g2r2s2m0", "w1g1r2s4m0"},
+    {"Gemv 16384 programmatic", plain(kInt8, 16384, 16384), true, "mma.w8t1s2", "mma.w8t1s2"},
+    {"4 KB rows, 4096 of them", plain(kInt8, 4096, 4096), false, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"4 KB rows, 4097 of them", plain(kInt8, 4097, 4096), false, "w8g2r2s2m0", "w1g1r2s4m0"},
     {"rows just under 4 KB", plain(kInt8, 8192, 4080), false, "w8g2r2s2m0", "w8g2r2s2m0"},
     {"rows just under 8 KB", plain(kInt8, 8192, 8176), false, "w8g2r2s2m0", "w1g1r2s4m0"},
     {"llama.wqkv", plain(kInt8, 12288, 4096), false, "w8g2r2s2m0", "w1g1r2s4m0"},
@@ -113,16 +113,27 @@ const std::vector<Expected> kInt8Expected = {
     {"GatherGemv 4096", gathered(kInt8, 4096, 4096, 2, true), false, "w8g2r2s2m0", "w1g1r2s4m0"},
     {"GatherGemv 8192", gathered(kInt8, 8192, 8192, 2, true), false, "w8g4r2s2m0", "w1g1r2s4m0"},
     {"GatherGemv 16384", gathered(kInt8, 16384, 16384, 2, true), false, "pair.w16c2m4", "pair.w4c8m0"},
-    {"GatherGemv 16384 programmatic", gathered(kInt8, 16384, 16384, 2, true), true, "w8g4r2s2m0", "w1g1r2s4m0"},
-    {"mixtral.w2 (one x each)", gathered(kInt8, 4096, 14336, 2, false), true, "w8g4r2s2m0", "w1g1r2s4m0"},
+    {"GatherGemv 16384 programmatic", gathered(kInt8, 16384, 16384, 2, true), true, "mma.w8t1s2", "mma.w8t1s2"},
+    {"mixtral.w2 (one x each)", gathered(kInt8, 4096, 14336, 2, false), true, "mma.w8t1s2", "mma.w8t1s2"},
+    {"mixtral.w2, ordinary launch", gathered(kInt8, 4096, 14336, 2, false), false, "w8g4r2s2m0", "w1g1r2s4m0"},
     {"mixtral.w13 swiglu, gathered", normed(gathered(kInt8, 28672, 4096, 2, true), GemvEpilogue::kSwiglu), true,
-     "w8g2r2s2m0", "w1g1r2s4m0"},
-    {"router (norm prologue)", normed(plain(kInt8, 8, 4096)), true, "w8g2r2s2m0", "w8g2r2s2m0"},
+     "mma.w8t1s2", "mma.w8t1s2"},
+    {"mixtral.w13 swiglu, gathered, ordinary launch", normed(gathered(kInt8, 28672, 4096, 2, true), GemvEpilogue::kSwiglu),
+     false, "w8g2r2s2m0", "w1g1r2s4m0"},
+    {"llama.w13 swiglu", normed(plain(kInt8, 22016, 4096), GemvEpilogue::kSwiglu), true, "mma.w8t1s2", "mma.w8t1s2"},
+    {"router (norm prologue)", normed(plain(kInt8, 8, 4096)), true, "mma.w8t1s2", "mma.w8t1s2"},
+    {"router, ordinary launch", normed(plain(kInt8, 8, 4096)), false, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"programmatic, rows not whole 64-column units", plain(kInt8, 64, 4080), true, "w8g2r2s2m0", "w8g2r2s2m0"},
+    {"programmatic, longer than the staged x", plain(kInt8, 1024, 32768), true, "w8g4r2s2m0", "w8g2r2s2m0"},
     {"norm prologue, 16 KB rows", normed(plain(kInt8, 16384, 16384)), false, "w8g4r2s2m0", "w1g1r2s4m0"},
-    {"rope epilogue (wqkv)", normed(plain(kInt8, 6144, 4096), GemvEpilogue::kRopeCache), true, "w8g2r2s2m0",
+    {"rope epilogue (wqkv)", normed(plain(kInt8, 6144, 4096), GemvEpilogue::kRopeCache), false, "w8g2r2s2m0",
      "w1g1r2s4m0"},
-    {"add-to-y (wo)", with_epilogue(plain(kInt8, 4096, 4096), GemvEpilogue::kAddToY), true, "w8g2r2s2m0",
+    {"rope epilogue (wqkv), programmatic", normed(plain(kInt8, 6144, 4096), GemvEpilogue::kRopeCache), true,
+     "mma.w8t1s2", "mma.w8t1s2"},
+    {"add-to-y (wo)", with_epilogue(plain(kInt8, 4096, 4096), GemvEpilogue::kAddToY), false, "w8g2r2s2m0",
      "w8g2r2s2m0"},
+    {"add-to-y (wo), programmatic", with_epilogue(plain(kInt8, 4096, 4096), GemvEpilogue::kAddToY), true,
+     "mma.w8t1s2", "mma.w8t1s2"},
 };
 
 // int4: a programmatic launch (the decode step's) on tensor cores on rows of up to 16384 columns; an
@@ -153,10 +164,10 @@ void expect_picks(const std::vector<Expected>& cases) {
 }
 
 TEST(GemvConfigs, Bf16LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kBf16Expected); }
-TEST(GemvConfigs, Int8LaunchesPickTheTunedConfigurationOfEachRuleSet) { expect_picks(kInt8Expected); }
+TEST(GemvConfigs, Int8LaunchesPickTheTensorCoresOrTheTunedVectorRows) { expect_picks(kInt8Expected); }
 TEST(GemvConfigs, Int4LaunchesPickTheTensorCoresOrTheVectorPath) { expect_picks(kInt4Expected); }
 
-// The paired epilogues (SwiGLU, RoPE into the cache) take two rows a group or the int4 tensor-core tiles
+// The paired epilogues (SwiGLU, RoPE into the cache) take two rows a group or the tensor-core tiles
 // (launch_gemv refuses any other configuration): every rule set and weight type picks such a
 // configuration for them, at any shape.
 TEST(GemvConfigs, PairedEpiloguesGetConfigurationsThatPairRows) {
@@ -208,6 +219,19 @@ TEST(GemvConfigs, NamesAreTheTunersCsvNames) {
   EXPECT_EQ(gemv_config_name(gather_pair_config(4, 8, 0)), "pair.w4c8m0");
   EXPECT_EQ(exact_row_config(16, 4, 2).span(kBf16), 16384);
   EXPECT_EQ(exact_row_config(4, 4, 12).span(kInt8), 8192);
+  EXPECT_EQ(gemv_config_name(mma_config(8, 1, 2)), "mma.w8t1s2");
+}
+
+// The tensor-core kernel takes int4 and int8 rows of whole 64-byte units (128 and 64 columns) up to
+// kMmaMaxCols, never bf16.
+TEST(GemvConfigs, TensorCoresTakeWholeUnitsOfInt4AndInt8) {
+  EXPECT_TRUE(mma_fits(kInt8, 4096));
+  EXPECT_TRUE(mma_fits(kInt8, 11008));   // 172 units
+  EXPECT_FALSE(mma_fits(kInt8, 4080));
+  EXPECT_TRUE(mma_fits(kInt4, 11008 + 64 + 64));
+  EXPECT_FALSE(mma_fits(kInt4, 11008 + 64));   // 64-column multiple, not 128
+  EXPECT_FALSE(mma_fits(kInt8, kMmaMaxCols + 64));
+  EXPECT_FALSE(mma_fits(kBf16, 4096));
 }
 
 }  // namespace

@@ -5,12 +5,14 @@
 // scale, gathering with indices at both ends of the expert range (read on the device, an index out of
 // range giving NaN rows), one x and one scale row per expert, and the refusal of inconsistent arguments;
 // the decode step's fusions (rms norm prologue, residual add, SwiGLU and RoPE-and-cache epilogues)
-// against float64 on every configuration they run in. Skips without a CUDA device.
+// against float64 on every configuration they run in, each in an ordinary and a programmatic launch; int8
+// with x of any magnitude. Skips without a CUDA device.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/gemv/gemv_reference.h"
@@ -32,14 +34,15 @@ namespace {
 using kernels::gemv_reference;
 using kernels::gemv_tolerance;
 
-// Every test under each set of launch rules (launch_rules.h), whichever GPU runs it: the shapes below
-// reach every configuration of both.
-class GemvKernel : public ::testing::TestWithParam<kernels::LaunchRules> {
+// Every test under each set of launch rules (launch_rules.h), whichever GPU runs it, in an ordinary and a
+// programmatic launch (on sm_90, int8 rows of whole 64-column units then run on tensor cores): the shapes
+// below reach every configuration of both.
+class GemvKernel : public ::testing::TestWithParam<std::tuple<kernels::LaunchRules, bool>> {
  protected:
   void SetUp() override {
     if (!current_device().is_gpu) GTEST_SKIP() << "no CUDA device";
     at::manual_seed(1);
-    rules_.emplace(GetParam());
+    rules_.emplace(std::get<0>(GetParam()));
   }
   std::optional<kernels::ScopedLaunchRules> rules_;
   static at::TensorOptions cuda(c10::ScalarType dtype) { return at::TensorOptions().device(at::kCUDA).dtype(dtype); }
@@ -52,6 +55,7 @@ class GemvKernel : public ::testing::TestWithParam<kernels::LaunchRules> {
   static std::string name(c10::ScalarType dtype) { return dtype == c10::kChar ? "int8" : "bf16"; }
   static kernels::GemvArgs args_for(const at::Tensor& w, const at::Tensor& x, const at::Tensor& y) {
     kernels::GemvArgs args;
+    args.programmatic = std::get<1>(GetParam());
     args.w = w.data_ptr();
     args.w_type = w.scalar_type() == c10::kChar ? kernels::WeightType::kInt8 : kernels::WeightType::kBf16;
     args.rows = w.size(-2);
@@ -181,6 +185,23 @@ TEST_P(GemvKernel, GathersWithTheIndexReadOnTheDevice) {
       idx.fill_(experts);
       kernels::launch_gemv(args, stream());
       EXPECT_TRUE(out.isnan().all().item<bool>());
+    }
+  }
+}
+
+// int8's tensor-core kernel stages x in fp16 scaled by a power of two (gemv_mma.cuh): x far below and far
+// above fp16's normal range (2^-14 .. 65504), and one outlier among small values, match float64 as well
+// as x of unit size. Unscaled, 1e5 overflows fp16 and 1e-7 falls into its subnormals.
+TEST_P(GemvKernel, Int8TakesXOfAnyMagnitude) {
+  for (double magnitude : {1e-7, 1.0, 1e5}) {
+    for (bool outlier : {false, true}) {
+      SCOPED_TRACE("|x| ~ " + std::to_string(magnitude) + (outlier ? " with an outlier 1e4 times larger" : ""));
+      at::Tensor w = weights({64, 4096}, c10::kChar);
+      at::Tensor x = (at::randn({4096}, cuda(c10::kFloat)) * magnitude);
+      if (outlier) x[77] = 1e4 * magnitude;
+      x = x.to(c10::kBFloat16);
+      at::Tensor scale = (at::rand({64}, cuda(c10::kFloat)) * 0.02 + 0.001).to(c10::kBFloat16);
+      check_gemv(w, x, true, scale);
     }
   }
 }
@@ -350,8 +371,12 @@ TEST_P(GemvKernel, GatherTakesOneInputAndOneScaleRowPerExpert) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, GemvKernel,
-                         ::testing::Values(kernels::LaunchRules::kH100, kernels::LaunchRules::kH200),
-                         [](const auto& info) { return std::string(kernels::launch_rules_name(info.param)); });
+                         ::testing::Combine(::testing::Values(kernels::LaunchRules::kH100, kernels::LaunchRules::kH200),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(kernels::launch_rules_name(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_programmatic" : "_ordinary");
+                         });
 
 }  // namespace
 }  // namespace opbench

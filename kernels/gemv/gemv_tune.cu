@@ -1,6 +1,6 @@
 // The GEMV's tuner entry (kernels/tune/tune.h): on the seed's shapes and the decode models' (Llama-2-7B,
 // Mixtral-8x7B), bf16, int8 and int4 weights, every vector_kernel configuration below (int4 also its own
-// list and its tensor-core kernel's), the exact-fit row and paired-gather kernels whose span is the
+// list; int4 and int8 the tensor-core kernel's), the exact-fit row and paired-gather kernels whose span is the
 // case's width (bf16 and int8), then the library's launch (launch_gemv, its configuration in the name),
 // each checked against gemv_reference first (for int4, of the dequantized weights in float64). Every
 // launch here is ordinary, not programmatic.
@@ -17,8 +17,8 @@
 #include "kernels/common/launch_rules.h"
 #include "kernels/gemv/gemv.h"
 #include "kernels/gemv/gemv_configs.h"
-#include "kernels/gemv/gemv_int4_mma.cuh"
 #include "kernels/gemv/gemv_kernels.cuh"
+#include "kernels/gemv/gemv_mma.cuh"
 #include "kernels/gemv/gemv_reference.h"
 #include "kernels/gemv/int4_weights.h"
 #include "kernels/tune/tune.h"
@@ -67,11 +67,11 @@ constexpr GemvConfig kPairConfigs[] = {
     gather_pair_config(8, 2, 8),  gather_pair_config(8, 2, 0),  gather_pair_config(4, 4, 0), gather_pair_config(4, 8, 4),
     gather_pair_config(8, 4, 6),  gather_pair_config(4, 4, 12)};
 
-// int4 on tensor cores (gemv_int4_mma.cuh): warps, tiles of 16 rows a block, groups a warp step.
-constexpr GemvConfig kInt4MmaConfigs[] = {
-    int4_mma_config(8, 1, 2),  int4_mma_config(8, 1, 1), int4_mma_config(8, 1, 4),  int4_mma_config(4, 1, 2),
-    int4_mma_config(4, 1, 4),  int4_mma_config(16, 1, 2), int4_mma_config(8, 2, 2), int4_mma_config(8, 2, 1),
-    int4_mma_config(16, 2, 2), int4_mma_config(16, 4, 1)};
+// int4 and int8 on tensor cores (gemv_mma.cuh): warps, tiles of 16 rows a block, units a warp step.
+constexpr GemvConfig kMmaConfigs[] = {
+    mma_config(8, 1, 2),  mma_config(8, 1, 1), mma_config(8, 1, 4),  mma_config(4, 1, 2),
+    mma_config(4, 1, 4),  mma_config(16, 1, 2), mma_config(8, 2, 2), mma_config(8, 2, 1),
+    mma_config(16, 2, 2), mma_config(16, 4, 1)};
 
 using Launch = void (*)(const Params&, unsigned selected, cudaStream_t);
 
@@ -101,16 +101,16 @@ void launch_pair(const Params& p, unsigned, cudaStream_t s) {
   gemv::gather_pair_kernel<T, c.warps, c.chunks, c.min_blocks>
       <<<static_cast<unsigned>(p.rows), c.warps * kWarpSize, 0, s>>>(p);
 }
-template <int I>
+template <typename T, int I>
 void launch_mma(const Params& p, unsigned selected, cudaStream_t s) {
-  constexpr GemvConfig c = kInt4MmaConfigs[I];
+  constexpr GemvConfig c = kMmaConfigs[I];
   constexpr auto kStore = GemvEpilogue::kStore;
-  const dim3 grid(gemv::int4_mma_blocks<c.tiles>(p.rows, false), selected), block(c.warps * kWarpSize);
-  const size_t shared = gemv::int4_mma_shared_bytes(p.cols);
+  const dim3 grid(gemv::mma_blocks<c.tiles>(p.rows, false), selected), block(c.warps * kWarpSize);
+  const size_t shared = gemv::mma_shared_bytes<T>(p.cols);
   if (p.expert_idx == nullptr)
-    gemv::int4_mma_kernel<c.warps, c.tiles, c.steps, false, false, false, kStore><<<grid, block, shared, s>>>(p);
+    gemv::mma_kernel<T, c.warps, c.tiles, c.steps, false, false, false, kStore><<<grid, block, shared, s>>>(p);
   else
-    gemv::int4_mma_kernel<c.warps, c.tiles, c.steps, true, false, false, kStore><<<grid, block, shared, s>>>(p);
+    gemv::mma_kernel<T, c.warps, c.tiles, c.steps, true, false, false, kStore><<<grid, block, shared, s>>>(p);
 }
 // Every configuration of each list, compiled for weights of type T.
 template <typename T, const auto& kConfigs, int... I>
@@ -125,9 +125,9 @@ template <typename T, int... I>
 std::array<Launch, sizeof...(I)> pair_launches(std::integer_sequence<int, I...>) {
   return {&launch_pair<T, I>...};
 }
-template <int... I>
+template <typename T, int... I>
 std::array<Launch, sizeof...(I)> mma_launches(std::integer_sequence<int, I...>) {
-  return {&launch_mma<I>...};
+  return {&launch_mma<T, I>...};
 }
 template <typename Configs>
 constexpr auto indices(const Configs&) {
@@ -236,9 +236,10 @@ void tune_case(tune::Tuner& tuner, const GemvCase& gc, WeightType w_type) {
     }
   };
   run_list(kVectorConfigs, vector_launches<T, kVectorConfigs>(indices(kVectorConfigs)), false);
+  if constexpr (!std::is_same_v<T, bf16>)
+    if (mma_fits(w_type, gc.cols)) run_list(kMmaConfigs, mma_launches<T>(indices(kMmaConfigs)), false);
   if constexpr (kInt4) {
     run_list(kInt4VectorConfigs, vector_launches<T, kInt4VectorConfigs>(indices(kInt4VectorConfigs)), false);
-    run_list(kInt4MmaConfigs, mma_launches(indices(kInt4MmaConfigs)), false);
   } else {   // the exact-fit kernels take bf16 and int8 only
     if (gc.experts == 0) run_list(kRowConfigs, row_launches<T>(indices(kRowConfigs)), true);
     if (gc.experts != 0 && gc.selected == 2 && gc.shared_x)
