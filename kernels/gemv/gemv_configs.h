@@ -26,10 +26,11 @@ enum class GemvPath : uint8_t {
                  // memory)
 };
 constexpr int64_t kMmaMaxCols = 16384;
-// Whether the tensor-core kernel takes rows of `cols` weights of type `w`: int4 or int8, whole units
-// (gemv_mma.cuh), x short enough to stage.
+constexpr int kMmaUnitBytes = 64;   // a unit: the bytes of a row a tile's 4 lanes load at once (gemv_mma.cuh)
+// Whether the tensor-core kernel takes rows of `cols` weights of type `w`: int4 or int8, whole units,
+// x short enough to stage.
 constexpr bool mma_fits(WeightType w, int64_t cols) {
-  const int64_t unit_cols = 512 / weight_bits(w);
+  const int64_t unit_cols = kMmaUnitBytes * 8 / weight_bits(w);
   return w != WeightType::kBf16 && cols % unit_cols == 0 && cols <= kMmaMaxCols;
 }
 

@@ -42,13 +42,14 @@
 #include <type_traits>
 
 #include "kernels/common/launch.cuh"
+#include "kernels/gemv/gemv_configs.h"
 #include "kernels/gemv/gemv_fusion.cuh"
 #include "kernels/gemv/gemv_math.cuh"
 
 namespace opbench::kernels::gemv {
 
 constexpr int kMmaTileRows = 16;
-constexpr int kUnitBytes = 64;
+constexpr int kUnitBytes = kMmaUnitBytes;
 template <typename T>
 constexpr int kUnitCols = kUnitBytes * 8 / kBits<T>;
 static_assert(kUnitCols<Int4> == kInt4GroupSize, "an int4 unit is one qparams group");
@@ -164,7 +165,7 @@ __device__ __forceinline__ void store_unit_sum(float v, int64_t i, float* unit_s
 }
 
 // Stages x into `xs` and each unit's sum of it into `unit_sums`; returns (kNorm) this thread's part of
-// x's sum of squares. int4: bf16 in the staged order. int8: fp16 times 2^k (kernel top), 2^-k in
+// x's sum of squares. int4: bf16 in the staged order. int8: fp16 times 2^shift (the file's top says why), 2^-shift in
 // `unscale`. A thread takes 8 columns at a time, so a unit's vectors lie in consecutive lanes (cols is a
 // multiple of the unit, blockDim of the warp).
 template <typename T, bool kNorm>
@@ -205,22 +206,23 @@ __device__ __forceinline__ float stage_x(const Params& p, const __nv_bfloat16* x
     if (threadIdx.x % kWarpSize == 0) warp_top[threadIdx.x / kWarpSize] = top;
     __syncthreads();
     for (int w = 0; w < static_cast<int>(blockDim.x / kWarpSize); ++w) top = fmaxf(top, warp_top[w]);
-    // top in [2^e, 2^(e+1)): 2^(14 - e) brings it into [2^14, 2^15); k bounded so that 2^k and 2^-k are normal floats.
+    // top in [2^e, 2^(e+1)): 2^(14 - e) brings it into [2^14, 2^15); the shift bounded so that 2^shift and
+    // 2^-shift are normal floats.
     const int e = (__float_as_int(top) >> 23) - 127;
-    const int k = max(-120, min(120, 14 - e));
-    const float scale = __int_as_float((127 + k) << 23);
-    unscale = __int_as_float((127 - k) << 23);
+    const int shift = max(-120, min(120, 14 - e));
+    const float scale = __int_as_float((127 + shift) << 23);
+    unscale = __int_as_float((127 - shift) << 23);
     for (int64_t i = threadIdx.x; i < vectors; i += blockDim.x) {   // the thread's own vectors: no sync needed
       uint4 v = xs[i];
       __nv_bfloat162* pairs = reinterpret_cast<__nv_bfloat162*>(&v);
       float sum = 0.f;
 #pragma unroll
-      for (int k2 = 0; k2 < 4; ++k2) {
-        const float2 f = __bfloat1622float2(pairs[k2]);
+      for (int k = 0; k < 4; ++k) {
+        const float2 f = __bfloat1622float2(pairs[k]);
         const __half2 h = __floats2half2_rn(f.x * scale, f.y * scale);
         const float2 back = __half22float2(h);
         sum += back.x + back.y;
-        pairs[k2] = *reinterpret_cast<const __nv_bfloat162*>(&h);
+        pairs[k] = *reinterpret_cast<const __nv_bfloat162*>(&h);
       }
       xs[i] = v;
       store_unit_sum<kLanes>(sum, i, unit_sums);
