@@ -171,11 +171,22 @@ def lock_package(entry):
         return None
 
 
-def next_lockable(waiting, started, reported):
+def file_state(path):
+    """What identifies a file's content without reading it: (mtime in ns, size, inode), or None when it
+    is absent. Compared with itself, never with a clock: a file's mtime comes from the kernel's coarse
+    clock, which can read a few ms behind time.time() taken before the write."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def next_lockable(waiting, before, reported):
     """Pops the first waiting entry whose lock this builder gets: (entry, fd, built_by_another), where
-    built_by_another says a package appeared after `started` while another builder held the lock;
-    (None, None, False) when every waiting package is locked by another builder. `reported`: the cases
-    already said to be waited for."""
+    built_by_another says its package was written since this builder started (`before`: each package's
+    file_state then) while another builder held the lock; (None, None, False) when every waiting package
+    is locked by another builder. `reported`: the cases already said to be waited for."""
     for i, entry in enumerate(waiting):
         os.makedirs(os.path.dirname(entry["package"]), exist_ok=True)
         fd = lock_package(entry)
@@ -185,8 +196,8 @@ def next_lockable(waiting, started, reported):
                 print(f"{entry['case']}: another builder is making it: waiting", file=sys.stderr, flush=True)
             continue
         del waiting[i]
-        built = os.path.exists(entry["package"]) and os.path.getmtime(entry["package"]) > started
-        return entry, fd, built
+        now = file_state(entry["package"])
+        return entry, fd, now is not None and now != before[entry["package"]]
     return None, None, False
 
 
@@ -207,10 +218,10 @@ def build_all(todo, plan, jobs, gpus):
     """Builds `todo` (plan entries) `jobs` at a time, each on the least busy of `gpus` (none: as this
     process sees the devices); returns {case: (seconds, ok)}."""
     progress, waiting, running, results = Progress(len(todo)), longest_first(todo), {}, {}
-    started, reported = time.time(), set()
+    before, reported = {e["package"]: file_state(e["package"]) for e in waiting}, set()
     while waiting or running:
         while waiting and len(running) < jobs:
-            entry, fd, built_by_another = next_lockable(waiting, started, reported)
+            entry, fd, built_by_another = next_lockable(waiting, before, reported)
             if entry is None:
                 break
             if built_by_another:
