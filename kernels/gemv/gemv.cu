@@ -127,8 +127,8 @@ void launch_epilogue(const GemvArgs& a, cudaStream_t stream) {
   throw Error("launch_gemv: the paired epilogues need a configuration of two rows a group");
 }
 
-// Only a programmatic launch's kernel prefetches W and carries the launch-control instructions
-// (gemv_kernels.cuh says why).
+// Only a programmatic launch's kernel carries the launch-control instructions and the early reads
+// (gemv_kernels.cuh, gemv_mma.cuh).
 template <typename T, typename C, bool kMayGather, bool kProgrammatic>
 void launch_prologue(const GemvArgs& a, cudaStream_t stream) {
   if (a.fusion.norm_w != nullptr)

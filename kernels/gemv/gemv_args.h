@@ -78,8 +78,9 @@ struct GemvArgs {
   const void* row_scale = nullptr;
   int64_t row_scale_expert_stride = 0;   // elements between consecutive experts' scales; 0: shared
   // Programmatic dependent launch (sm_90+, kernels/common/launch.cuh): the kernel may start while the
-  // previous kernel of the stream finishes, and prefetches W before it waits for x. Every kernel before
-  // it that writes x, y or the index must let it (the decode step's kernels do); off: an ordinary launch.
+  // previous kernel of the stream finishes (the tensor-core kernel loads its first W before it waits for
+  // x). Every kernel before it that writes x, y or the index must let it (the decode step's kernels do);
+  // off: an ordinary launch.
   bool programmatic = false;
   GemvFusion fusion;
 };

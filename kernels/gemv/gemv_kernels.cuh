@@ -20,11 +20,10 @@
 // Operands an epilogue reads (old y, position, rotation; with kProgrammatic the int8 rows' scales) are
 // fetched before the row loop.
 //
-// Programmatic dependent launch (sm_90), kProgrammatic: the kernel prefetches its first steps of W into
-// L2, then waits for the kernels it depends on (griddepcontrol.wait: nothing it reads besides W and the
+// Programmatic dependent launch (sm_90), kProgrammatic: the kernel fetches its rows' scales into L1,
+// then waits for the kernels it depends on (griddepcontrol.wait: nothing it reads besides W and the
 // scales may be ready before), then lets the next kernel launch (griddepcontrol.launch_dependents). The
-// ordinary launch's kernel has neither the prefetch nor the two instructions (which would return at
-// once): the prefetch addresses hold registers, so fewer blocks of int8 rows would fit an SM.
+// ordinary launch's kernel has none of the three (the two instructions would return at once).
 #pragma once
 #include <cuda_bf16.h>
 
@@ -82,14 +81,8 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
     if constexpr (kInt4) return load_chunk(row_start[r], at_c);
     else return load_chunk<T>(p, w + row_off[r] + at_c);
   };
-  // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them once the
-  // first steps of W are on their way into L2 (a prefetch holds no registers).
-  if (kProgrammatic && reads)
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s)
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-        if (c + s * kStride < p.cols) prefetch_l2(weight_address<T>(p, w + row_off[r] + c + s * kStride));
+  // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them. W is not
+  // fetched into L2 before the wait (docs/decisions.md: 3.6% slower decode on the H200).
   // The rows' scales, read at the group's end: fetched into L1 now, so that the end waits for L1, not DRAM.
   if (kProgrammatic && reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
     prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
