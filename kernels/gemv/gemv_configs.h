@@ -27,11 +27,12 @@ enum class GemvPath : uint8_t {
 };
 constexpr int64_t kMmaMaxCols = 16384;
 constexpr int kMmaUnitBytes = 64;   // a unit: the bytes of a row a tile's 4 lanes load at once (gemv_mma.cuh)
+// The columns of a unit of weights of type `w` (int4 128, int8 64).
+constexpr int mma_unit_cols(WeightType w) { return kMmaUnitBytes * 8 / weight_bits(w); }
 // Whether the tensor-core kernel takes rows of `cols` weights of type `w`: int4 or int8, whole units,
 // x short enough to stage.
 constexpr bool mma_fits(WeightType w, int64_t cols) {
-  const int64_t unit_cols = kMmaUnitBytes * 8 / weight_bits(w);
-  return w != WeightType::kBf16 && cols % unit_cols == 0 && cols <= kMmaMaxCols;
+  return w != WeightType::kBf16 && cols % mma_unit_cols(w) == 0 && cols <= kMmaMaxCols;
 }
 
 // One configuration: a kernel and its template parameters.

@@ -49,9 +49,8 @@
 namespace opbench::kernels::gemv {
 
 constexpr int kMmaTileRows = 16;
-constexpr int kUnitBytes = kMmaUnitBytes;
 template <typename T>
-constexpr int kUnitCols = kUnitBytes * 8 / kBits<T>;
+constexpr int kUnitCols = mma_unit_cols(kWeightType<T>);
 static_assert(kUnitCols<Int4> == kInt4GroupSize, "an int4 unit is one qparams group");
 
 // Shared memory of a block for rows of `cols` columns: x staged (2 bytes a column), then each unit's sum.
@@ -271,8 +270,8 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) mma_kernel(Params p) {
 #pragma unroll
     for (int k = 0; k < kSteps; ++k)
       if (u0 + k < units) {
-        s[k].lo.q = __ldcs(reinterpret_cast<const uint4*>(lo_bytes + (u0 + k) * kUnitBytes));
-        s[k].hi.q = __ldcs(reinterpret_cast<const uint4*>(hi_bytes + (u0 + k) * kUnitBytes));
+        s[k].lo.q = __ldcs(reinterpret_cast<const uint4*>(lo_bytes + (u0 + k) * kMmaUnitBytes));
+        s[k].hi.q = __ldcs(reinterpret_cast<const uint4*>(hi_bytes + (u0 + k) * kMmaUnitBytes));
         if constexpr (kInt4) {
           s[k].lo.qparams = __ldg(lo_q + u0 + k);
           s[k].hi.qparams = __ldg(hi_q + u0 + k);
