@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
     else return load_chunk<T>(p, w + row_off[r] + at_c);
   };
   // x (and y, which an earlier kernel may still read) belong to earlier kernels: wait for them. W is not
-  // fetched into L2 before the wait (docs/decisions.md: 3.6% slower decode on the H200).
+  // fetched into L2 before the wait: fetching its first steps made H200 decode 3.6% slower (decisions.md).
   // The rows' scales, read at the group's end: fetched into L1 now, so that the end waits for L1, not DRAM.
   if (kProgrammatic && reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
     prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
