@@ -86,18 +86,6 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
   // The rows' scales, read at the group's end: fetched into L1 now, so that the end waits for L1, not DRAM.
   if (kProgrammatic && reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
     prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
-  WChunk<T> wv[kSteps][kRows];
-  auto load_w = [&](int64_t at) {
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s)
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) wv[s][r] = kInt4 ? chunk_at(r, at + s * kStride) : load_chunk<T>(p, w + row_off[r] + at + s * kStride);
-  };
-  bool w_loaded = false;
-#if OPBENCH_GEMV_EARLY_W
-  if constexpr (kProgrammatic)
-    if (reads && c + (kSteps - 1) * kStride < p.cols) { load_w(c); w_loaded = true; }
-#endif
   if constexpr (kProgrammatic) {
     wait_for_inputs();
     allow_next_launch();
@@ -119,8 +107,11 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
     return xc;
   };
   for (; reads && c + (kSteps - 1) * kStride < p.cols; c += kSteps * kStride) {
-    if (!w_loaded) load_w(c);
-    w_loaded = false;
+    WChunk<T> wv[kSteps][kRows];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) wv[s][r] = kInt4 ? chunk_at(r, c + s * kStride) : load_chunk<T>(p, w + row_off[r] + c + s * kStride);
     XRaw<T> xr[kXFirst ? kSteps : 1];
     if constexpr (kXFirst) {
       static_assert(!kNormInput, "x first: the unfused GEMV");
