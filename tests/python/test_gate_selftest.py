@@ -27,8 +27,26 @@ def selftest(tmp_path, *extra):
     return proc, (json.loads(out.read_text()) if out.exists() else None)
 
 
+def only_too_noisy_to_decide(result) -> bool:
+    """Whether a self-test fell short only because the gate called detection rounds INCONCLUSIVE (the
+    runner too noisy to decide at this many processes): no false alarm, every other round caught."""
+    if result is None or result["aa_rounds_failed"]:
+        return False
+    slowed = result["cases"][CASE]["slowdowns"]["100"]
+    return 0 < result["detection_rounds_inconclusive"]["100"] == slowed["rounds"] - slowed["caught"]
+
+
 def test_selftest_counts_false_alarms_and_catches_an_injected_slowdown(tmp_path):
-    proc, result = selftest(tmp_path, "--rounds", "2", "--repetitions", "5", "--slowdown", "100", "--jobs", "2")
+    reps = 5
+    proc, result = selftest(tmp_path, "--rounds", "2", "--repetitions", str(reps), "--slowdown", "100", "--jobs", "2")
+    if proc.returncode == 1 and only_too_noisy_to_decide(result):
+        # A landing runner once measured a detection round too noisy to resolve at 5 processes a side (its
+        # A/A noise predicted 130%). INCONCLUSIVE is the gate's right answer there, not a wrong one: measure
+        # again with twice the processes. A false alarm or a resolved miss fails at once.
+        reps, tmp_path = 10, tmp_path / "again"
+        tmp_path.mkdir()
+        proc, result = selftest(tmp_path, "--rounds", "2", "--repetitions", str(reps), "--slowdown", "100",
+                                "--jobs", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     case = result["cases"][CASE]
     assert result["aa_rounds_failed"] == 0 and case["aa_rounds"] == 2 and case["aa_slower"] == 0
@@ -47,8 +65,8 @@ def test_selftest_counts_false_alarms_and_catches_an_injected_slowdown(tmp_path)
     assert case["smallest_reliable_slowdown_pct"] == pytest.approx(gate_selftest.quantile(needed, gate_selftest.RELIABLE))
     assert "false alarms: the gate failed 0 of 2 A/A rounds = 0%" in proc.stdout
     assert "detection at 100%: the gate failed 2 of 2 rounds = 100%" in proc.stdout
-    # a base, a control and a slowed group a round, 5 processes each, each with its own JSON
-    assert len([f for f in os.listdir(tmp_path / "runs") if f.endswith(".json") and "-" in f]) == 30
+    # a base, a control and a slowed group a round, `reps` processes each, each with its own JSON
+    assert len([f for f in os.listdir(tmp_path / "runs") if f.endswith(".json") and "-" in f]) == 2 * 3 * reps
 
 
 def test_a_rounds_groups_run_interleaved_rotating_and_rounds_in_order(tmp_path):
