@@ -37,16 +37,17 @@ def only_too_noisy_to_decide(result) -> bool:
 
 
 def test_selftest_counts_false_alarms_and_catches_an_injected_slowdown(tmp_path):
+    def run(folder, reps):
+        return selftest(folder, "--rounds", "2", "--repetitions", str(reps), "--slowdown", "100", "--jobs", "2")
     reps = 5
-    proc, result = selftest(tmp_path, "--rounds", "2", "--repetitions", str(reps), "--slowdown", "100", "--jobs", "2")
+    proc, result = run(tmp_path, reps)
     if proc.returncode == 1 and only_too_noisy_to_decide(result):
         # A landing runner once measured a detection round too noisy to resolve at 5 processes a side (its
         # A/A noise predicted 130%). INCONCLUSIVE is the gate's right answer there, not a wrong one: measure
         # again with twice the processes. A false alarm or a resolved miss fails at once.
         reps, tmp_path = 10, tmp_path / "again"
         tmp_path.mkdir()
-        proc, result = selftest(tmp_path, "--rounds", "2", "--repetitions", str(reps), "--slowdown", "100",
-                                "--jobs", "2")
+        proc, result = run(tmp_path, reps)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     case = result["cases"][CASE]
     assert result["aa_rounds_failed"] == 0 and case["aa_rounds"] == 2 and case["aa_slower"] == 0
