@@ -33,12 +33,13 @@ at::Tensor sink(int64_t value) {
   return at::Tensor();
 }
 
+at::Tensor rand(at::IntArrayRef shape) { return at::rand(shape); }
+
 namespace {
 
 using namespace at::indexing;
 using A = Autograd;
 
-at::Tensor rand(at::IntArrayRef shape) { return at::rand(shape); }
 at::Tensor ones(at::IntArrayRef shape) { return at::ones(shape); }
 at::Tensor index_tensor() { return at::tensor({0, 2}, at::kLong); }
 

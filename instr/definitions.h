@@ -47,6 +47,9 @@ class Ctx {
 // statement; returns the undefined tensor a kForward statement returns.
 at::Tensor sink(int64_t value);
 
+// A setup's input: uniform in [0, 1), float32.
+at::Tensor rand(at::IntArrayRef shape);
+
 struct Definition {
   std::string group;  // e.g. "pointwise"; the second component of the result name
   std::string label;  // unique, [a-z0-9_]; the third component of the result name

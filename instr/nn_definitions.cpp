@@ -26,8 +26,6 @@ namespace {
 namespace nn = torch::nn;
 using A = Autograd;
 
-at::Tensor rand(at::IntArrayRef shape) { return at::rand(shape); }
-
 }  // namespace
 
 std::vector<Definition> nn_definitions() {

@@ -31,7 +31,7 @@
 namespace opbench {
 namespace {
 
-constexpr double kEps = 1e-5;
+constexpr double kLayerNormEps = 1e-5;
 
 void run_layer_norm(CaseContext& ctx) {
   const CaseInfo& c = ctx.info();
@@ -43,14 +43,14 @@ void run_layer_norm(CaseContext& ctx) {
   at::Tensor y = at::empty_like(x);
   std::function<void()> iteration;
   if (c.backend == "aten") {
-    iteration = [&] { y = at::layer_norm(x, {dim}, weight, bias, kEps); };
+    iteration = [&] { y = at::layer_norm(x, {dim}, weight, bias, kLayerNormEps); };
   } else if (c.backend == "inductor") {
     auto package = inductor::Package::open(ctx);
     iteration = [&, package] { y = package->run({x, weight, bias})[0]; };
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (c.backend == "cuda") {
-    kernels::NormArgs args = kernels::norm_args(x, weight, bias, y, kEps);
+    kernels::NormArgs args = kernels::norm_args(x, weight, bias, y, kLayerNormEps);
     iteration = [&, args] { kernels::launch_layer_norm(args, c10::cuda::getCurrentCUDAStream().stream()); };
   }
 #endif
@@ -59,7 +59,7 @@ void run_layer_norm(CaseContext& ctx) {
   }
 
   ctx.check_and_time(iteration, [&] {
-    expect_close(y, kernels::layer_norm_reference(x, weight, bias, kEps), tolerance_for(c.scalar_type),
+    expect_close(y, kernels::layer_norm_reference(x, weight, bias, kLayerNormEps), tolerance_for(c.scalar_type),
                  "LayerNorm output");
   });
 }

@@ -41,7 +41,7 @@
 namespace opbench {
 namespace {
 
-constexpr double kEps = 1e-5;
+constexpr double kMlpLayerNormEps = 1e-5;
 constexpr int64_t kHidden = 14336;   // gpt-fast's MLP hidden size
 
 }  // namespace
@@ -85,9 +85,9 @@ struct MlpParams {
 
 at::Tensor mlp_forward(const at::Tensor& x, const MlpParams& p) {
   at::Tensor h = at::linear(x, p.w1, p.b1);
-  h = at::layer_norm(h, {p.w1.size(0)}, p.g1, p.be1, kEps);
+  h = at::layer_norm(h, {p.w1.size(0)}, p.g1, p.be1, kMlpLayerNormEps);
   at::Tensor z = at::linear(h, p.w2, p.b2);
-  return at::layer_norm(z, {p.w2.size(0)}, p.g2, p.be2, kEps);
+  return at::layer_norm(z, {p.w2.size(0)}, p.g2, p.be2, kMlpLayerNormEps);
 }
 
 // The parameters under the names mlp.py's SimpleMLP gives them (the package leaves them out).

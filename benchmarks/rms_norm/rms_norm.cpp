@@ -37,12 +37,12 @@
 namespace opbench {
 namespace {
 
-constexpr double kEps = 1e-5;
+constexpr double kRmsNormEps = 1e-5;
 
 // Llama's RMSNorm: normalize in fp32, round to the input dtype, then multiply by the weight.
 at::Tensor rms_norm_composite(const at::Tensor& x, const at::Tensor& w) {
   at::Tensor xf = x.to(at::kFloat);
-  at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean({-1}, /*keepdim=*/true) + kEps);
+  at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean({-1}, /*keepdim=*/true) + kRmsNormEps);
   return normed.to(x.scalar_type()) * w;
 }
 
@@ -62,7 +62,7 @@ void run_rms_norm(CaseContext& ctx) {
   }
 #ifdef OPBENCH_HAVE_CUDA
   else if (c.backend == "cuda") {
-    kernels::NormArgs args = kernels::norm_args(x, w, at::Tensor(), y, kEps);
+    kernels::NormArgs args = kernels::norm_args(x, w, at::Tensor(), y, kRmsNormEps);
     iteration = [&, args] { kernels::launch_rms_norm(args, c10::cuda::getCurrentCUDAStream().stream()); };
   }
 #endif
@@ -71,7 +71,7 @@ void run_rms_norm(CaseContext& ctx) {
   }
 
   ctx.check_and_time(iteration, [&] {
-    expect_close(y, kernels::rms_norm_reference(x, w, kEps), tolerance_for(c.scalar_type), "RMSNorm output");
+    expect_close(y, kernels::rms_norm_reference(x, w, kRmsNormEps), tolerance_for(c.scalar_type), "RMSNorm output");
   });
 }
 
