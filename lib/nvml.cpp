@@ -7,7 +7,7 @@
 namespace opbench {
 namespace {
 
-using NvmlDevice = struct NvmlDeviceOpaque*;
+using NvmlDevice = void*;   // nvmlDevice_t, an opaque handle (g++ 13.3 crashes on a struct declared here in a unity batch)
 using NvmlReturn = int;   // 0: NVML_SUCCESS
 constexpr int kNvmlClockSm = 1;
 constexpr int kNvmlTemperatureGpu = 0;

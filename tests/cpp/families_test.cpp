@@ -131,7 +131,7 @@ TEST(FamilyCases, EveryFamilysCasesPassTheirCheckAndCountTheirWork) {
   if (device.is_gpu) {
     EXPECT_EQ(per_family["Gemv"], 7);         // bf16: aten cublas cuda; int8, int4: aten cuda (D = 1024)
     EXPECT_EQ(per_family["GatherGemv"], 6);   // {bf16, int8, int4} x {aten, cuda}
-    EXPECT_EQ(per_family["Ceiling"], 4);      // read, write, copy, cublas
+    EXPECT_EQ(per_family["Ceiling"], 6);      // read, read_cuda, write, write_cuda, copy, cublas
   } else {
     EXPECT_EQ(per_family["Gemv"], 5);         // {bf16, int8} x {64, 256}, int4 x {256}, aten
     EXPECT_EQ(per_family["GatherGemv"], 5);
