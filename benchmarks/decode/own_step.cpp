@@ -7,8 +7,6 @@
 #include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include <cstdlib>
-
 #include "kernels/decode/decode_kernels.h"
 #include "opbench/check.h"
 
@@ -90,10 +88,6 @@ void OwnStep::add_to_h(const Linear& l, const at::Tensor& x, bool second, cudaSt
   if (!m_.all_reduce) {
     kernels::GemvArgs a = gemv_args(l, x, h_);
     a.fusion.epilogue = kernels::GemvEpilogue::kAddToY;
-    if (!second) {   // prototype: wo, after attention, fetches OPBENCH_WO_PREFETCH_STEPS of its W before its wait
-      static const int64_t steps = std::getenv("OPBENCH_WO_PREFETCH_STEPS") ? std::atoll(std::getenv("OPBENCH_WO_PREFETCH_STEPS")) : 0;
-      a.prefetch_w_steps = steps;
-    }
     kernels::launch_gemv(a, stream);
     return;
   }

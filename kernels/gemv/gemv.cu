@@ -41,8 +41,7 @@ Params params_of(const GemvArgs& a) {
                 static_cast<const __nv_bfloat162*>(a.group_qparams),
                 static_cast<const __nv_bfloat16*>(a.fusion.norm_w),
                 a.fusion.norm_eps,
-                a.fusion.rope,
-                a.prefetch_w_steps};
+                a.fusion.rope};
 }
 
 bool pairs_rows(const GemvArgs& a) {

@@ -82,7 +82,6 @@ struct GemvArgs {
   // x). Every kernel before it that writes x, y or the index must let it (the decode step's kernels do);
   // off: an ordinary launch.
   bool programmatic = false;
-  int64_t prefetch_w_steps = 0;   // prototype (vector kernel, programmatic): W's steps fetched into L2 before the wait
   GemvFusion fusion;
 };
 

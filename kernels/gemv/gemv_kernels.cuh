@@ -86,10 +86,6 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, kMinBlocks) vector_kernel(
   // The rows' scales, read at the group's end: fetched into L1 now, so that the end waits for L1, not DRAM.
   if (kProgrammatic && reads && p.row_scale != nullptr && group_warp == 0 && lane < kRows && lane < rows_here)
     prefetch_l1(p.row_scale + expert * p.row_scale_expert_stride + first_row + lane * row_step);
-  if (kProgrammatic && reads)
-    for (int64_t s = 0; s < p.prefetch_w_steps && c + s * kStride < p.cols; ++s)
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) prefetch_l2(weight_address<T>(p, w + row_off[r] + c + s * kStride));
   if constexpr (kProgrammatic) {
     wait_for_inputs();
     allow_next_launch();

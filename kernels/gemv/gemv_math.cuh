@@ -31,7 +31,6 @@ struct Params {
   const __nv_bfloat16* norm_w = nullptr;
   float norm_eps = 0.f;
   RopeCacheOut rope = {};
-  int64_t prefetch_w_steps = 0;   // prototype: steps of W a group fetches into L2 before its wait
 };
 
 
