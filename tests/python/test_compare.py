@@ -11,6 +11,8 @@ import pytest
 from opbench_tools import benchmark_json as results
 from opbench_tools import compare, stats
 
+from fake_bench import FAKE_BENCH, path_with_this_python
+
 SLOW = [100.0, 100.3, 99.8, 100.1, 99.9, 100.2, 100.0, 99.7, 100.4, 100.1]
 
 
@@ -298,7 +300,6 @@ def test_a_large_file_is_read_entry_by_entry_into_arrays(tmp_path):
     assert peak < 3 * size, f"{peak} bytes at peak for a {size}-byte file"
 
 
-FAKE_BENCH = os.path.join(os.path.dirname(__file__), "data", "fakes", "fake_bench_ops.py")
 
 
 def test_binaries_mode_adds_processes_only_for_unresolved_cases(tmp_path, capsys, monkeypatch):
@@ -306,6 +307,7 @@ def test_binaries_mode_adds_processes_only_for_unresolved_cases(tmp_path, capsys
     # reruns it alone, 8 a side at a time, until it resolves; Calm (0.2%) keeps its 9.
     log = tmp_path / "filters.log"
     monkeypatch.setenv("FAKE_BENCH_LOG", str(log))
+    monkeypatch.setenv("PATH", path_with_this_python())
     out_dir = tmp_path / "runs"
     code, out, err = run_main(["--binaries", FAKE_BENCH, FAKE_BENCH, "--repetitions", "9", "--max-repetitions", "49",
                                "--batch", "8", "--out-dir", str(out_dir), "--color", "never"], capsys)

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-FAKE = os.path.join(os.path.dirname(__file__), "data", "fakes", "fake_bench_ops.py")
+from fake_bench import FAKE_BENCH as FAKE, path_with_this_python
 
 
 def fake_selftest(tmp_path, policy, *extra, seed="1", gpus_shown=None):
@@ -14,7 +14,7 @@ def fake_selftest(tmp_path, policy, *extra, seed="1", gpus_shown=None):
     path.write_text(json.dumps(policy))
     out, log = tmp_path / "selftest.json", tmp_path / "filters.log"
     log.touch()
-    env = dict(os.environ, FAKE_BENCH_SEED=seed, FAKE_BENCH_LOG=str(log))
+    env = dict(os.environ, FAKE_BENCH_SEED=seed, FAKE_BENCH_LOG=str(log), PATH=path_with_this_python())
     if gpus_shown is not None:   # the GPUs the host shows (CI has none)
         env["CUDA_VISIBLE_DEVICES"] = gpus_shown
     proc = subprocess.run([sys.executable, "-m", "opbench_tools.gate_selftest", "--binary", FAKE, "--filter", ".",
