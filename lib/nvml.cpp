@@ -7,7 +7,8 @@
 namespace opbench {
 namespace {
 
-using NvmlDevice = void*;   // nvmlDevice_t, an opaque handle (g++ 13.3 crashes on a struct declared here in a unity batch)
+// nvmlDevice_t, an opaque handle: void*, since g++ 13.3 crashes on a struct declared here in a unity batch.
+using NvmlDevice = void*;
 using NvmlReturn = int;   // 0: NVML_SUCCESS
 constexpr int kNvmlClockSm = 1;
 constexpr int kNvmlTemperatureGpu = 0;

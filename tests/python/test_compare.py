@@ -1,7 +1,6 @@
 """opbench-compare and its shared modules (benchmark_json, stats): loading, statistics,
 verdicts, outputs and the binaries mode, on small Google-Benchmark-shaped JSON files."""
 import json
-import os
 import stat
 import subprocess
 import sys
@@ -298,8 +297,6 @@ def test_a_large_file_is_read_entry_by_entry_into_arrays(tmp_path):
     tracemalloc.stop()
     assert len(run.cases["a"].values["real_time"]) == 30_000
     assert peak < 3 * size, f"{peak} bytes at peak for a {size}-byte file"
-
-
 
 
 def test_binaries_mode_adds_processes_only_for_unresolved_cases(tmp_path, capsys, monkeypatch):
