@@ -102,8 +102,10 @@ void launch_fused(const GemvArgs& a, cudaStream_t stream) {
   const unsigned slices = static_cast<unsigned>(a.num_selected);
   if constexpr (C::mma) {
     const dim3 grid(gemv::mma_blocks<C::tiles>(a.rows, kEpilogue == GemvEpilogue::kSwiglu), slices);
-    launch_kernel(gemv::mma_kernel<T, C::warps, C::tiles, C::steps, kMayGather, kProgrammatic, kNorm, kEpilogue>, grid,
-                  dim3(C::warps * kWarpSize), gemv::mma_shared_bytes<T>(a.cols), stream, a.programmatic, params_of(a));
+    constexpr auto kKernel = gemv::mma_kernel<T, C::warps, C::tiles, C::steps, kMayGather, kProgrammatic, kNorm, kEpilogue>;
+    gemv::allow_mma_shared_bytes<kKernel>();
+    launch_kernel(kKernel, grid, dim3(C::warps * kWarpSize), gemv::mma_shared_bytes<T>(a.cols), stream, a.programmatic,
+                  params_of(a));
   } else {
     const dim3 grid(gemv::vector_blocks<C::warps, C::group, C::rows>(a.rows), slices);
     launch_kernel(gemv::vector_kernel<T, C::warps, C::group, C::rows, C::steps, kMayGather, kProgrammatic, kNorm, kEpilogue>,

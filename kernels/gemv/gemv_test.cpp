@@ -6,10 +6,11 @@
 // range giving NaN rows), one x and one scale row per expert, and the refusal of inconsistent arguments;
 // the decode step's fusions (rms norm prologue, residual add, SwiGLU and RoPE-and-cache epilogues)
 // against float64 on every configuration they run in, each in an ordinary and a programmatic launch; int8
-// with x of any magnitude. Skips without a CUDA device.
+// with x of any magnitude, and with an x that is not finite. Skips without a CUDA device.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -203,6 +204,18 @@ TEST_P(GemvKernel, Int8TakesXOfAnyMagnitude) {
       at::Tensor scale = (at::rand({64}, cuda(c10::kFloat)) * 0.02 + 0.001).to(c10::kBFloat16);
       check_gemv(w, x, true, scale);
     }
+  }
+}
+
+// x holding an infinity or a NaN gives rows that are not finite, as a float64 product would: the
+// tensor-core kernel scales x into integers from its largest |x|, which must not turn them finite.
+TEST_P(GemvKernel, Int8XNotFiniteGivesRowsNotFinite) {
+  for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    SCOPED_TRACE("x[100] = " + std::to_string(bad));
+    at::Tensor w = weights({64, 4096}, c10::kChar), x = bf16_x(4096), y = at::empty({64}, cuda(c10::kBFloat16));
+    x[100] = bad;
+    kernels::launch_gemv(args_for(w, x, y), stream());
+    EXPECT_FALSE(y.isfinite().any().item<bool>());
   }
 }
 

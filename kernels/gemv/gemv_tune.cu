@@ -107,10 +107,14 @@ void launch_mma(const Params& p, unsigned selected, cudaStream_t s) {
   constexpr auto kStore = GemvEpilogue::kStore;
   const dim3 grid(gemv::mma_blocks<c.tiles>(p.rows, false), selected), block(c.warps * kWarpSize);
   const size_t shared = gemv::mma_shared_bytes<T>(p.cols);
+  constexpr auto kPlain = gemv::mma_kernel<T, c.warps, c.tiles, c.steps, false, false, false, kStore>;
+  constexpr auto kGather = gemv::mma_kernel<T, c.warps, c.tiles, c.steps, true, false, false, kStore>;
+  gemv::allow_mma_shared_bytes<kPlain>();
+  gemv::allow_mma_shared_bytes<kGather>();
   if (p.expert_idx == nullptr)
-    gemv::mma_kernel<T, c.warps, c.tiles, c.steps, false, false, false, kStore><<<grid, block, shared, s>>>(p);
+    kPlain<<<grid, block, shared, s>>>(p);
   else
-    gemv::mma_kernel<T, c.warps, c.tiles, c.steps, true, false, false, kStore><<<grid, block, shared, s>>>(p);
+    kGather<<<grid, block, shared, s>>>(p);
 }
 // Every configuration of each list, compiled for weights of type T.
 template <typename T, const auto& kConfigs, int... I>
