@@ -41,7 +41,6 @@
 // not finite gives NaN rows (int8).
 #pragma once
 #include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <atomic>
