@@ -139,11 +139,13 @@ inline constexpr GemvRule kRows[] = {
     {kH200, kBf16, kAny.row_bytes_up_to(16384).not_plain(), vector_config(4, 4, 1, 2)},
     {kH200, kBf16, kAny, vector_config(8, 8, 1, 2)},
     // int8 rows of whole 64-column units, up to 16384, of a programmatic launch on tensor cores
-    // (gemv_mma.cuh). int8 decode, ms a generation, 0851c58's vector rows -> w8t1s2 (one binary each,
-    // alternating, two rounds): H100 Llama-2-7B 613.6 -> 593.3, Llama-3-8B 664.2 -> 658.6, Mixtral
-    // 560.7 -> 548.2; H200 520.3 -> 494.9, 570.9 -> 542.0, 469.8 -> 449.8, where w8t1s2 also beats
-    // w16t1s2, w8t2s2, w8t1s1 and w4t1s2 by 2-44%. Alone, in ordinary launches, the vector and exact-fit
-    // rows stay as fast (the tuner), so those keep them.
+    // (gemv_mma.cuh). Chosen on its fp16 mmas (047d890), int8 decode, ms a generation, 0851c58's vector
+    // rows -> w8t1s2 (one binary each, alternating, two rounds): H100 Llama-2-7B 613.6 -> 593.3,
+    // Llama-3-8B 664.2 -> 658.6, Mixtral 560.7 -> 548.2; H200 520.3 -> 494.9, 570.9 -> 542.0, 469.8 ->
+    // 449.8, where w8t1s2 also beat w16t1s2, w8t2s2, w8t1s1 and w4t1s2 by 2-44%. On its integer mmas
+    // (1bf8924, H200) w8t2s2 from 12288 output rows ran 0.3-0.9% faster on Llama-2-7B and Mixtral and 4.9%
+    // slower on Llama-3-8B; the others are not retried. Alone, in ordinary launches, the vector and
+    // exact-fit rows stay as fast (the tuner), so those keep them.
     {kH100, kInt8, kAny.programmatic_only(), mma_config(8, 1, 2)},
     {kH200, kInt8, kAny.programmatic_only(), mma_config(8, 1, 2)},
     // int8 on the H100: rows under 8 KB by groups of 2 warps, longer by groups of 4, 2 rows x 2 steps.
