@@ -2,10 +2,13 @@
 # Fuzzes an input reader with libFuzzer + ASan + UBSan for a bounded time.
 #   scripts/fuzz.sh oplog  [SECONDS=60] [libFuzzer flags]   the operator-input log parser (replay/oplog)
 #   scripts/fuzz.sh inputs [SECONDS=60] [libFuzzer flags]   targets files and the rows CSV reader
+#   scripts/fuzz.sh oplog|inputs --build-only                build the harness and its seeds, no fuzzing
 # Needs clang++ (Debian package: clang). The oplog seeds: the logs in ../shared/data/oplogs
 # (OPBENCH_SHARED_DIR overrides) and a few malformed lines; the inputs seeds: targets/*.json and CSV
 # rows. Work dir (build/fuzz-<target>, FUZZ_DIR overrides) keeps the growing corpus between runs; a
-# crashing input lands in its artifacts/ folder.
+# crashing input lands in its artifacts/ folder. A harness newer than every source under tests/fuzz, lib,
+# reporters and replay/oplog (and this script) is reused, not rebuilt: scripts/test.sh builds both while
+# the setup installs torch, and ctest's fuzz tests then only fuzz.
 # Exits 0 when the time ran out with no finding, non-zero on a crash, leak, timeout or build error.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,6 +16,8 @@ target=${1:?usage: scripts/fuzz.sh oplog|inputs [SECONDS] [libFuzzer flags]}
 shift
 secs=${1:-60}
 shift || true
+build_only=0
+[ "$secs" = --build-only ] && build_only=1
 cxx=${CLANGXX:-clang++}
 shared=${OPBENCH_SHARED_DIR:-$root/../shared}
 work=${FUZZ_DIR:-$root/build/fuzz-$target}
@@ -26,9 +31,25 @@ mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 dict=()
 
+# Compiles the harness (arguments: sources and include flags) into $work/fuzz unless it is up to date,
+# through a temporary name: a build running beside another never leaves a half-written binary.
+build_fuzzer() {
+  local newer
+  if [ -x "$work/fuzz" ]; then
+    newer=$(find "$root/tests/fuzz" "$root/lib" "$root/reporters" "$root/replay/oplog" "${BASH_SOURCE[0]}" \
+      -newer "$work/fuzz" -print -quit)
+    if [ -z "$newer" ]; then
+      say "reusing $work/fuzz: no source is newer"
+      return
+    fi
+  fi
+  "$cxx" "${flags[@]}" "$@" -o "$work/fuzz.$$"
+  mv -f "$work/fuzz.$$" "$work/fuzz"
+}
+
 seed_inputs() {
-  "$cxx" "${flags[@]}" -I"$root/lib" -I"$root/reporters" "$root/tests/fuzz/inputs_fuzz.cpp" \
-    "$root/lib/targets.cpp" "$root/lib/check.cpp" "$root/reporters/csv_format.cpp" -o "$work/fuzz"
+  build_fuzzer -I"$root/lib" -I"$root/reporters" "$root/tests/fuzz/inputs_fuzz.cpp" \
+    "$root/lib/targets.cpp" "$root/lib/check.cpp" "$root/reporters/csv_format.cpp"
   local i=0 f
   for f in "$root"/targets/*.json; do { printf '\x00'; cat "$f"; } >"$work/seeds/targets_$i"; i=$((i + 1)); done
   printf '\x01name,metric,target\nx,"a ""q"" b",1e308\n"open\n' >"$work/seeds/csv_0"
@@ -36,7 +57,7 @@ seed_inputs() {
 }
 
 seed_oplog() {
-  "$cxx" "${flags[@]}" -I"$root" "$root/tests/fuzz/oplog_fuzz.cpp" "$root"/replay/oplog/*.cpp -o "$work/fuzz"
+  build_fuzzer -I"$root" "$root/tests/fuzz/oplog_fuzz.cpp" "$root"/replay/oplog/*.cpp
   dict=(-dict="$work/oplog.dict")
   # Seeds: the real logs and one file per malformed line.
 if compgen -G "$shared/data/oplogs/*.txt" >/dev/null; then
@@ -93,6 +114,10 @@ case "$target" in
   inputs) seed_inputs ;;
   *) say "unknown target '$target' (oplog or inputs)"; exit 2 ;;
 esac
+if [ "$build_only" = 1 ]; then
+  say "harness ready: $work/fuzz"
+  exit 0
+fi
 say "fuzzing for ${secs}s (artifacts: $work/artifacts/)"
 set +e
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$work/fuzz" "$work/corpus" "$work/seeds" \

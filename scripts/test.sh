@@ -4,8 +4,20 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 start=$(date +%s)
-PYTHON=$("$root/scripts/build.sh" | sed -n 's/^PYTHON=//p')
 build_dir=${BUILD_DIR:-$root/build}
+# The fuzz harnesses need no LibTorch: where clang++ is already there, they build in the background, on
+# the core the setup's torch install leaves idle, and ctest's fuzz tests reuse them (scripts/fuzz.sh).
+fuzz_prebuild=
+if command -v "${CLANGXX:-clang++}" >/dev/null; then
+  mkdir -p "$build_dir"
+  (for target in oplog inputs; do
+     FUZZ_DIR="$build_dir/fuzz-$target" "$root/scripts/fuzz.sh" "$target" --build-only
+   done) >"$build_dir/fuzz_prebuild.log" 2>&1 &
+  fuzz_prebuild=$!
+fi
+PYTHON=$("$root/scripts/build.sh" | sed -n 's/^PYTHON=//p')
+# A failed prebuild is not an error here: ctest's fuzz test builds again and reports it.
+[ -z "$fuzz_prebuild" ] || wait "$fuzz_prebuild" || echo "[test] fuzz prebuild failed: $build_dir/fuzz_prebuild.log" >&2
 echo "[test] ctest" >&2
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"
 echo "[test] pytest" >&2
