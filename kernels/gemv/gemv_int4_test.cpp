@@ -1,14 +1,15 @@
 // opbench's own GEMV with int4 weights (gemv_args.h: gpt-fast's groups of 128, (q - 8) * scale + zero)
 // on the GPU against the float64 product with the dequantized weights (int4_weights.h), under each set of
 // launch rules and in an ordinary and a programmatic launch (the vector kernel and, on sm_90, the
-// tensor-core kernel): aligned shapes (odd row counts, the decode models' row lengths), the
-// scalar path (misaligned x), strided rows, gathers (an index out of range giving NaN rows), the decode
-// step's fusions (rms norm prologue with the SwiGLU epilogue, add-to-y, RoPE-and-cache), the refusal of
-// layouts int4 cannot take, and PyTorch's own int4 path (_weight_int4pack_mm, the aten backends') on the
-// same weights. Skips without a CUDA device.
+// tensor-core kernel): aligned shapes (odd row counts, the decode models' row lengths), x of any
+// magnitude and not finite, the scalar path (misaligned x), strided rows, gathers (an index out of
+// range giving NaN rows), the decode step's fusions (rms norm prologue with the SwiGLU epilogue,
+// add-to-y, RoPE-and-cache), the refusal of layouts int4 cannot take, and PyTorch's own int4 path
+// (_weight_int4pack_mm, the aten backends') on the same weights. Skips without a CUDA device.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -78,6 +79,31 @@ TEST_P(GemvInt4, MatchesFloat64OnAlignedShapes) {
            {256, 256}, {37, 1024}, {8193, 256}, {4096, 4096}, {64, 11008}, {19, 16384}}) {
     SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols));
     check(weights({rows, cols}), bf16_x(cols), true);
+  }
+}
+
+// x of any magnitude, with and without one entry 1e4 times the others: the tensor-core kernel turns x into
+// integers scaled by the block's largest |x|, which must keep tiny, huge and outlying x alike.
+TEST_P(GemvInt4, TakesXOfAnyMagnitude) {
+  for (double magnitude : {1e-7, 1.0, 1e5}) {
+    for (bool outlier : {false, true}) {
+      SCOPED_TRACE("|x| ~ " + std::to_string(magnitude) + (outlier ? " with an outlier 1e4 times larger" : ""));
+      at::Tensor x = at::randn({4096}, cuda(c10::kFloat)) * magnitude;
+      if (outlier) x[77] = 1e4 * magnitude;
+      check(weights({64, 4096}), x.to(c10::kBFloat16), true);
+    }
+  }
+}
+
+// x holding an infinity or a NaN gives rows that are not finite, as a float64 product would.
+TEST_P(GemvInt4, XNotFiniteGivesRowsNotFinite) {
+  for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    SCOPED_TRACE("x[100] = " + std::to_string(bad));
+    Int4Weights w = weights({64, 4096});
+    at::Tensor x = bf16_x(4096), y = at::empty({64}, cuda(c10::kBFloat16));
+    x[100] = bad;
+    kernels::launch_gemv(args_for(w, x, y), stream());
+    EXPECT_FALSE(y.isfinite().any().item<bool>());
   }
 }
 

@@ -3,31 +3,34 @@
 //
 // Why: the vector kernel spends about 2.4-3 instructions a weight on int4 and 3.5 on int8 (a convert, an
 // add and an fp32 FMA a weight, plus x converted per chunk; counted from the source), and its decode GEMVs
-// stop short of a read stream. Here the mmas do the multiply-adds:
-// - int4: a LOP3 gives 128 + q as a bf16 pair (0x4300 | q is exactly 128 + q), x staged in bf16,
-//   mma.m16n8k16; about 1.4 instructions a weight. Llama-2-7B int4 decode 369.5 -> 501.2 tok/s (H100).
-// - int8: the weights are A as loaded, mma.m16n8k32 on int8 A and uint8 B: about 0.25 instructions a
-//   weight. x becomes integers: scaled by a power of two that brings the block's largest |x| into [2^21,
-//   2^22) and rounded, q = round(x 2^shift), so every bf16 value down to 2^-14 of the largest converts
-//   exactly. B's columns 0..2 hold the bytes of 2^22 + q (one FMA with 1.5 2^23 puts it in a float's low
-//   bits; plane 0 the top byte) and column 3 ones, so D's columns are the planes' dot products and the
-//   row's sum of W: q.w = 65536 D0 + 256 D1 + D2 - 2^22 D3, exact in int32 and int64. Llama-2-7B int8
-//   decode on an H200 494.7 -> 469.2 ms a generation against fp16 mmas on permuted bytes (about 0.9 a
-//   weight), which spent as much on the weights' conversion as x's staging costs.
+// stop short of a read stream. Here integer mmas (mma.m16n8k32, 8-bit A and B, s32 sums) do the
+// multiply-adds on the weights as loaded:
+// - x becomes integers: scaled by a power of two that brings the block's largest |x| into [2^21, 2^22) and
+//   rounded, q = round(x 2^shift), so every bf16 value down to 2^-14 of the largest converts exactly. One
+//   FMA with 1.5 2^23 puts 2^22 + q in a float's low bits; its three bytes are x's planes (plane 0 the top
+//   byte). B's columns are plane 0, ones, plane 1 and plane 2, so D's columns are the planes' dot products
+//   and the sum of A's row: q.a = 65536 (D0 - 64 D1) + 256 D2 + D3 exactly (2^22 = 65536 64).
+// - int8: A is the weights as loaded, a word of 4 columns a register; D accumulates over the whole row in
+//   two sets (two chains of dependent mmas) and is combined in int64 at the end. About 0.25 instructions
+//   a weight, against 0.9 for fp16 mmas on permuted bytes: Llama-2-7B int8 decode on an H200 494.7 ->
+//   469.2 ms a generation.
+// - int4: A is the weights' low nibbles (q) and, in a second set of mmas, their high nibbles in place (16
+//   q), two logic ops a word of 8 weights; sm_90 has no 4-bit mma of its own (ptxas expands
+//   mma.m16n8k64.u4 into these two 8-bit mmas, with B split again each time). Each unit (one qparams group)
+//   has its own sums: e = 16 D(low) + D(high) is 16 times D, lanes t = 0 and 1 turn their two columns
+//   into a float, and the row gains scale q.w + (zero - 8 scale) sum(x) ((q - 8) scale + zero is the
+//   weight). About 0.75 instructions a weight, against 1.4 for bf16 mmas on 128 + q made by logic ops.
 // In ordinary launches the vector kernels stay faster for int4 (docs/decisions.md), so the table takes
 // these for programmatic launches.
 //
-// A warp holds a tile of 16 rows of W (A's rows) and multiplies it by x in B's columns (int4: x in all 8
-// of them; D's columns are then equal). A unit is the 64 bytes of a row that its 4 lanes load at once:
-// lane (g, t) = (lane / 4, lane % 4) loads bytes 16t..16t+15 of the unit of each of its two rows (A's
-// rows g and g + 8): 128 int4 columns (one qparams group), 64 int8 columns. A dot product does not care
-// in which order k runs, so A's k positions take the columns in the order the logic ops produce them (int8:
-// as loaded, a word of 4 columns a register), and x is staged in shared memory in that order (int4: from a
-// word of 8 columns c..c+7 the pairs (c+1, c+5), (c, c+4), (c+3, c+7), (c+2, c+6), with each unit's sum of
-// x beside it; int8: each unit's 3 planes of 64 bytes in the natural order). int4: after a unit's mmas D
-// = sum(x (128 + q)), and the row gains scale (D - 136 sum(x)) + zero sum(x) ((q - 8) scale + zero is the
-// weight). int8: D accumulates over the whole row, in two sets (two chains of dependent mmas), unscaled at
-// the end.
+// A warp holds a tile of 16 rows of W (A's rows) and multiplies it by x's planes in B's columns. A unit is
+// the 64 bytes of a row that its 4 lanes load at once: lane (g, t) = (lane / 4, lane % 4) loads bytes
+// 16t..16t+15 of the unit of each of its two rows (A's rows g and g + 8): 128 int4 columns (one qparams
+// group), 64 int8 columns. A dot product does not care in which order k runs, so A's k positions take the
+// columns in the order of the registers (int8: as loaded; int4: a word's odd columns, its low nibbles,
+// then its even columns), and x's planes are staged in shared memory in that order, a unit's three planes
+// together (int4: then each unit's sum of x). Lane (g, t) reads its B column's plane at the bytes of its
+// own weights.
 //
 // A block is kTiles tiles of 16 rows (for the SwiGLU epilogue, 8 rows of each half: A's row g is output
 // row o + g of the first half, row g + 8 the same row of the second) and kWarps / kTiles warps per tile,
@@ -38,7 +41,7 @@
 // and expert_stride multiples of the unit's columns (int4's rules; int8: 64, mma_fits), cols <=
 // kMmaMaxCols (gemv_configs.h: the staged x in 48 KB of shared memory; allow_mma_shared_bytes lifts the
 // default limit), 16-byte-aligned x and norm_w, an even row count for the paired epilogues. An x that is
-// not finite gives NaN rows (int8).
+// not finite gives NaN rows.
 #pragma once
 #include <cuda_bf16.h>
 
@@ -60,82 +63,73 @@ template <typename T>
 constexpr int kUnitCols = mma_unit_cols(kWeightType<T>);
 static_assert(kUnitCols<Int4> == kInt4GroupSize, "an int4 unit is one qparams group");
 
-// int8's x in shared memory: 3 bytes a column (kXPlanes planes of a unit's 64 columns, a unit's
-// planes together).
+// x in shared memory: kXPlanes planes of a byte a column, a unit's planes together (a plane of a unit is
+// kUnitCols bytes), then int4's unit sums.
 constexpr int kXPlanes = 3;
 constexpr float kPlaneMagic = 12582912.f;   // 1.5 2^23: adding it rounds |v| < 2^22 to an integer in the low bits
-constexpr int kPlaneBias = 1 << 22;         // what the planes' bytes hold above q
-// Shared memory of a block for rows of `cols` columns. int4: x staged (2 bytes a column), then each unit's
-// sum; int8: x's planes.
+// B's column of ones: int8 after the planes (planes 0, 1, 2, ones), int4 beside plane 0 (plane 0, ones,
+// planes 1, 2), so that one lane removes the planes' bias 2^22 = 65536 64 exactly from a unit's sums.
+template <typename T>
+constexpr int kOnesColumn = std::is_same_v<T, Int4> ? 1 : kXPlanes;
 template <typename T>
 constexpr size_t mma_shared_bytes(int64_t cols) {
-  if constexpr (std::is_same_v<T, Int4>)
-    return static_cast<size_t>(cols) * 2 + static_cast<size_t>(cols / kUnitCols<T>) * sizeof(float);
-  return static_cast<size_t>(cols) * kXPlanes;
+  const size_t planes = static_cast<size_t>(cols) * kXPlanes;
+  if constexpr (std::is_same_v<T, Int4>) return planes + static_cast<size_t>(cols / kUnitCols<T>) * sizeof(float);
+  return planes;
 }
 
-// 128 + q for the nibbles q at bits 0..3 and 16..19 of r, as a bf16 pair (low half from bits 0..3).
-__device__ __forceinline__ uint32_t int4_pair_plus_128(uint32_t r) {
-  uint32_t out;
-  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(out) : "r"(r), "n"(0x000F000Fu), "r"(0x43004300u));   // (a & b) | c
-  return out;
-}
-
-// d += A B for A's four registers and B's two (PTX's m16n8k16 fragments), fp32 accumulation.
-__device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                         uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// d += A B for int8 A and uint8 B (PTX's m16n8k32 fragments), s32 accumulation.
-__device__ __forceinline__ void mma_s8(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                       uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// int4: columns c..c+7 of the lane's two rows (a word each; a byte holds columns 2b high and 2b + 1 low)
-// times x's 8 in the staged order: two mmas.
-__device__ __forceinline__ void mma_word(float (&d)[4], uint32_t lo, uint32_t hi, uint4 x) {
-  mma_bf16(d, int4_pair_plus_128(lo), int4_pair_plus_128(hi), int4_pair_plus_128(lo >> 4), int4_pair_plus_128(hi >> 4),
-           x.x, x.y);
-  mma_bf16(d, int4_pair_plus_128(lo >> 8), int4_pair_plus_128(hi >> 8), int4_pair_plus_128(lo >> 12),
-           int4_pair_plus_128(hi >> 12), x.z, x.w);
+// d += A B (PTX's m16n8k32 fragments): A int8 (kSignedA) or uint8, B uint8, s32 accumulation.
+template <bool kSignedA>
+__device__ __forceinline__ void mma_k32(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                        uint32_t b1) {
+  if constexpr (kSignedA)
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
 // A unit of the lane's two rows (16 bytes each; int4 also their groups' qparams) and its arithmetic.
 template <typename T>
 struct MmaUnit {
   WChunk<T> lo, hi;
-  // int4: acc_lo and acc_hi += the unit's dot products with x. `xu`: the lane's staged x of the unit;
-  // `sx`: the unit's sum of staged x.
-  __device__ __forceinline__ void accumulate(const uint4* xu, float sx, float& acc_lo, float& acc_hi) const {
-    float d[4] = {0.f, 0.f, 0.f, 0.f};
-    mma_word(d, lo.q.x, hi.q.x, xu[0]);
-    mma_word(d, lo.q.y, hi.q.y, xu[1]);
-    mma_word(d, lo.q.z, hi.q.z, xu[2]);
-    mma_word(d, lo.q.w, hi.q.w, xu[3]);
-    const float2 ql = __bfloat1622float2(lo.qparams), qh = __bfloat1622float2(hi.qparams);
-    acc_lo = fmaf(ql.x, d[0] - 136.f * sx, fmaf(ql.y, sx, acc_lo));
-    acc_hi = fmaf(qh.x, d[2] - 136.f * sx, fmaf(qh.y, sx, acc_hi));
-  }
-  // int8: d += the unit's weights times x's planes (B's column n plane n; `plane`: the lane's 16 bytes of
-  // its plane, the columns its weights hold). The weights are A as loaded: a word of 4 columns a register.
-  // Two accumulators: two chains of dependent mmas instead of one.
+  // int8: d += the unit's weights times x's planes (`plane`: the lane's 16 bytes of its B column, the
+  // columns its weights hold). Two accumulators: two chains of dependent mmas instead of one.
   __device__ __forceinline__ void accumulate(uint4 plane, int (&d0)[4], int (&d1)[4]) const {
-    mma_s8(d0, lo.q.x, hi.q.x, lo.q.y, hi.q.y, plane.x, plane.y);
-    mma_s8(d1, lo.q.z, hi.q.z, lo.q.w, hi.q.w, plane.z, plane.w);
+    mma_k32<true>(d0, lo.q.x, hi.q.x, lo.q.y, hi.q.y, plane.x, plane.y);
+    mma_k32<true>(d1, lo.q.z, hi.q.z, lo.q.w, hi.q.w, plane.z, plane.w);
+  }
+  // int4: e = 16 times the unit's D (D's columns 2t, 2t + 1 of rows g, g + 8): the low nibbles (odd
+  // columns, q) times `odd`, the high nibbles in place (even columns, 16 q) times `even`, the lane's
+  // bytes of its B column for those columns.
+  __device__ __forceinline__ void sixteen_dots(uint4 odd, uint4 even, int (&e)[4]) const {
+    constexpr uint32_t kLow = 0x0F0F0F0Fu;
+    int d_low[4] = {0, 0, 0, 0}, d_high[4] = {0, 0, 0, 0};
+    mma_k32<false>(d_low, lo.q.x & kLow, hi.q.x & kLow, lo.q.y & kLow, hi.q.y & kLow, odd.x, odd.y);
+    mma_k32<false>(d_high, lo.q.x & ~kLow, hi.q.x & ~kLow, lo.q.y & ~kLow, hi.q.y & ~kLow, even.x, even.y);
+    mma_k32<false>(d_low, lo.q.z & kLow, hi.q.z & kLow, lo.q.w & kLow, hi.q.w & kLow, odd.z, odd.w);
+    mma_k32<false>(d_high, lo.q.z & ~kLow, hi.q.z & ~kLow, lo.q.w & ~kLow, hi.q.w & ~kLow, even.z, even.w);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) e[k] = 16 * d_low[k] + d_high[k];
+  }
+  // int4: acc (x scaled) += scale times the lane's share of q.w, `lane_mult` its two columns' weights
+  // (t = 0: 65536 (D0 - 64 D1) / 4096, t = 1: 256 D2 + D3, in units of 16 D); acc_x (x as given) +=
+  // (zero - 8 scale) sum(x), `sx` the unit's sum of x.
+  __device__ __forceinline__ void accumulate(uint4 odd, uint4 even, int2 lane_mult, float sx, float (&acc)[2],
+                                             float (&acc_x)[2]) const {
+    int e[4];
+    sixteen_dots(odd, even, e);
+    const float2 q[2] = {__bfloat1622float2(lo.qparams), __bfloat1622float2(hi.qparams)};
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      acc[r] = fmaf(q[r].x, static_cast<float>(lane_mult.x * e[2 * r] + lane_mult.y * e[2 * r + 1]), acc[r]);
+      acc_x[r] = fmaf(fmaf(-8.f, q[r].x, q[r].y), sx, acc_x[r]);
+    }
   }
 };
-
-// 8 bf16 of x (x_c..x_c+7, two a word) in int4's staged order.
-__device__ __forceinline__ uint4 staged_order(uint4 v) {
-  return {__byte_perm(v.x, v.z, 0x7632), __byte_perm(v.x, v.z, 0x5410), __byte_perm(v.y, v.w, 0x7632),
-          __byte_perm(v.y, v.w, 0x5410)};
-}
 
 // x's vector i (8 bf16), kNorm: times the norm's weights, rounded to bf16, its squares added to sum_sq.
 template <bool kNorm>
@@ -165,113 +159,140 @@ __device__ __forceinline__ void store_unit_sum(float v, int64_t i, float* unit_s
   if (i % kLanes == 0) unit_sums[i / kLanes] = v;
 }
 
-// Stages x into `xs`; returns (kNorm) this thread's part of x's sum of squares. int4: bf16 in the staged
-// order, each unit's sum in `unit_sums`; a thread takes 8 columns at a time, so a unit's vectors lie in
-// consecutive lanes (cols is a multiple of the unit, blockDim of the warp). int8: the planes of 2^22 + q
-// (the file's top says why), 2^-shift in `unscale`.
+// The largest |x| of a vector as float bits (unsigned order is |x|'s, infinities and NaNs above every
+// finite value), and its sum.
+struct VectorScan {
+  uint32_t top = 0;
+  float sum = 0.f;
+  __device__ __forceinline__ explicit VectorScan(uint4 v) {
+    const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&v);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 f = __bfloat1622float2(pairs[k]);
+      top = max(top, max(__float_as_uint(fabsf(f.x)), __float_as_uint(fabsf(f.y))));
+      sum += f.x + f.y;
+    }
+  }
+};
+
+// Writes vector i's planes (8 columns; `bits[c]`: the float 1.5 2^23 + q of column c, whose low 23 bits
+// are 2^22 + q) in the order of A's registers: two words a plane, int8 columns 0-3 and 4-7 side by side,
+// int4 the odd columns (low nibbles) in the lane's first 16 bytes, the even ones in its second.
+template <typename T>
+__device__ __forceinline__ void write_planes(const uint32_t (&bits)[8], int64_t i, uint8_t* planes) {
+  constexpr bool kInt4 = std::is_same_v<T, Int4>;
+  constexpr int kVectors = kUnitCols<T> / 8;   // vectors a unit
+  constexpr int kCols[2][4] = {{kInt4 ? 1 : 0, kInt4 ? 3 : 1, kInt4 ? 5 : 2, kInt4 ? 7 : 3},
+                               {kInt4 ? 0 : 4, kInt4 ? 2 : 5, kInt4 ? 4 : 6, kInt4 ? 6 : 7}};
+  const int v = static_cast<int>(i % kVectors);
+  // int4: the vector is word v % 4 of lane v / 4's 16 bytes
+  const int at[2] = {kInt4 ? (v / 4) * 32 + (v % 4) * 4 : v * 8, kInt4 ? (v / 4) * 32 + (v % 4) * 4 + 16 : v * 8 + 4};
+  uint8_t* unit = planes + (i / kVectors) * (kXPlanes * kUnitCols<T>);
+#pragma unroll
+  for (int plane = 0; plane < kXPlanes; ++plane) {
+    const uint32_t byte = kXPlanes - 1 - plane, pick = byte | (byte + 4) << 4;   // plane 0: bits 16..23
+    uint32_t word[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      word[h] = __byte_perm(__byte_perm(bits[kCols[h][0]], bits[kCols[h][1]], pick),
+                            __byte_perm(bits[kCols[h][2]], bits[kCols[h][3]], pick), 0x5410);
+    uint8_t* plane_bytes = unit + plane * kUnitCols<T>;
+    if constexpr (kInt4) {
+      *reinterpret_cast<uint32_t*>(plane_bytes + at[0]) = word[0];
+      *reinterpret_cast<uint32_t*>(plane_bytes + at[1]) = word[1];
+    } else {
+      *reinterpret_cast<uint2*>(plane_bytes + at[0]) = make_uint2(word[0], word[1]);
+    }
+  }
+}
+
+// Stages x's planes into `planes` (the file's top says why) and int4's unit sums into `unit_sums`;
+// returns (kNorm) this thread's part of x's sum of squares, 2^-shift in `unscale`. A thread takes 8
+// columns at a time, so a unit's vectors lie in consecutive lanes (cols is a multiple of the unit, blockDim
+// of the warp).
 template <typename T, bool kNorm>
-__device__ __forceinline__ float stage_x(const Params& p, const __nv_bfloat16* x, uint4* xs, float* unit_sums,
+__device__ __forceinline__ float stage_x(const Params& p, const __nv_bfloat16* x, uint8_t* planes, float* unit_sums,
                                          float& unscale) {
   constexpr int kLanes = kUnitCols<T> / 8;
   float sum_sq = 0.f;
   const int64_t vectors = p.cols / 8;
-  unscale = 1.f;
-  if constexpr (std::is_same_v<T, Int4>) {
-    for (int64_t i = threadIdx.x; i < vectors; i += blockDim.x) {
-      const uint4 v = x_vector<kNorm>(p, x, i, sum_sq);
-      const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&v);
-      float sum = 0.f;
+  auto scan = [&](uint4 v, int64_t i, uint32_t& top) {
+    const VectorScan s(v);
+    top = max(top, s.top);
+    if constexpr (std::is_same_v<T, Int4>) store_unit_sum<kLanes>(s.sum, i, unit_sums);
+  };
+  // The thread's first kHeld vectors stay in registers between the passes; later ones are read again.
+  constexpr int kHeld = 2;
+  uint4 held[kHeld];
+  uint32_t top = 0;
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const float2 f = __bfloat1622float2(pairs[k]);
-        sum += f.x + f.y;
-      }
-      xs[i] = staged_order(v);
-      store_unit_sum<kLanes>(sum, i, unit_sums);
-    }
-  } else {
-    // The largest |x| as float bits: unsigned order is |x|'s, infinities and NaNs above every finite value.
-    auto top_of = [](uint4 v) {
-      const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&v);
-      uint32_t top = 0;
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const float2 f = __bfloat1622float2(pairs[k]);
-        top = max(top, max(__float_as_uint(fabsf(f.x)), __float_as_uint(fabsf(f.y))));
-      }
-      return top;
-    };
-    // The thread's first kHeld vectors stay in registers between the passes; later ones are read again.
-    constexpr int kHeld = 2;
-    uint4 held[kHeld];
-    uint32_t top = 0;
-#pragma unroll
-    for (int k = 0; k < kHeld; ++k) {
-      const int64_t i = threadIdx.x + int64_t{k} * blockDim.x;
-      if (i < vectors) held[k] = x_vector<kNorm>(p, x, i, sum_sq);
-    }
-#pragma unroll
-    for (int k = 0; k < kHeld; ++k)
-      if (threadIdx.x + int64_t{k} * blockDim.x < vectors) top = max(top, top_of(held[k]));
-    for (int64_t i = threadIdx.x + int64_t{kHeld} * blockDim.x; i < vectors; i += blockDim.x)
-      top = max(top, top_of(x_vector<kNorm>(p, x, i, sum_sq)));
-    __shared__ uint32_t warp_top[32];
-    top = __reduce_max_sync(0xffffffffu, top);
-    if (threadIdx.x % kWarpSize == 0) warp_top[threadIdx.x / kWarpSize] = top;
-    __syncthreads();
-    for (int w = 0; w < static_cast<int>(blockDim.x / kWarpSize); ++w) top = max(top, warp_top[w]);
-    // top in [2^e, 2^(e+1)): 2^(21 - e) brings it into [2^21, 2^22); the shift bounded so that 2^shift and
-    // 2^-shift are normal floats. An x that is not finite makes every row NaN.
-    const int e = static_cast<int>(top >> 23) - 127;
-    const int shift = max(-120, min(120, 21 - e));
-    const float scale = __int_as_float((127 + shift) << 23);
-    unscale = top >= 0x7f800000u ? __int_as_float(0x7fc00000) : __int_as_float((127 - shift) << 23);
-    uint8_t* planes = reinterpret_cast<uint8_t*>(xs);
-    auto write_planes = [&](uint4 v, int64_t i) {
-      const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&v);
-      uint32_t bits[8];   // the float 1.5 2^23 + q, q = x 2^shift rounded: its low 23 bits are 2^22 + q
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const float2 f = __bfloat1622float2(pairs[k]);
-        bits[2 * k] = __float_as_uint(fmaf(f.x, scale, kPlaneMagic));
-        bits[2 * k + 1] = __float_as_uint(fmaf(f.y, scale, kPlaneMagic));
-      }
-      uint8_t* unit = planes + (i / 8) * (kXPlanes * kMmaUnitBytes) + (i % 8) * 8;
-#pragma unroll
-      for (int plane = 0; plane < kXPlanes; ++plane) {
-        const uint32_t byte = kXPlanes - 1 - plane, pick = byte | (byte + 4) << 4;   // plane 0: bits 16..23
-        uint32_t word[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-          word[h] = __byte_perm(__byte_perm(bits[4 * h], bits[4 * h + 1], pick),
-                                __byte_perm(bits[4 * h + 2], bits[4 * h + 3], pick), 0x5410);
-        *reinterpret_cast<uint2*>(unit + plane * kMmaUnitBytes) = make_uint2(word[0], word[1]);
-      }
-    };
-#pragma unroll
-    for (int k = 0; k < kHeld; ++k) {
-      const int64_t i = threadIdx.x + int64_t{k} * blockDim.x;
-      if (i < vectors) write_planes(held[k], i);
-    }
-    // Vectors past the held ones again (from L1): the planes overwrite the room another thread's would need.
-    float squares_again = 0.f;
-    for (int64_t i = threadIdx.x + int64_t{kHeld} * blockDim.x; i < vectors; i += blockDim.x)
-      write_planes(x_vector<kNorm>(p, x, i, squares_again), i);
+  for (int k = 0; k < kHeld; ++k) {
+    const int64_t i = threadIdx.x + int64_t{k} * blockDim.x;
+    if (i < vectors) held[k] = x_vector<kNorm>(p, x, i, sum_sq);
   }
+#pragma unroll
+  for (int k = 0; k < kHeld; ++k) {
+    const int64_t i = threadIdx.x + int64_t{k} * blockDim.x;
+    if (i < vectors) scan(held[k], i, top);
+  }
+  for (int64_t i = threadIdx.x + int64_t{kHeld} * blockDim.x; i < vectors; i += blockDim.x)
+    scan(x_vector<kNorm>(p, x, i, sum_sq), i, top);
+  __shared__ uint32_t warp_top[32];
+  top = __reduce_max_sync(0xffffffffu, top);
+  if (threadIdx.x % kWarpSize == 0) warp_top[threadIdx.x / kWarpSize] = top;
+  __syncthreads();
+  for (int w = 0; w < static_cast<int>(blockDim.x / kWarpSize); ++w) top = max(top, warp_top[w]);
+  // top in [2^e, 2^(e+1)): 2^(21 - e) brings it into [2^21, 2^22); the shift bounded so that 2^shift and
+  // 2^-shift are normal floats. An x that is not finite makes every row NaN.
+  const int e = static_cast<int>(top >> 23) - 127;
+  const int shift = max(-120, min(120, 21 - e));
+  const float scale = __int_as_float((127 + shift) << 23);
+  unscale = top >= 0x7f800000u ? __int_as_float(0x7fc00000) : __int_as_float((127 - shift) << 23);
+  auto to_planes = [&](uint4 v, int64_t i) {
+    const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&v);
+    uint32_t bits[8];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 f = __bfloat1622float2(pairs[k]);
+      bits[2 * k] = __float_as_uint(fmaf(f.x, scale, kPlaneMagic));
+      bits[2 * k + 1] = __float_as_uint(fmaf(f.y, scale, kPlaneMagic));
+    }
+    write_planes<T>(bits, i, planes);
+  };
+#pragma unroll
+  for (int k = 0; k < kHeld; ++k) {
+    const int64_t i = threadIdx.x + int64_t{k} * blockDim.x;
+    if (i < vectors) to_planes(held[k], i);
+  }
+  // Vectors past the held ones again (from L1): the planes overwrite the room another thread's would need.
+  float squares_again = 0.f;
+  for (int64_t i = threadIdx.x + int64_t{kHeld} * blockDim.x; i < vectors; i += blockDim.x)
+    to_planes(x_vector<kNorm>(p, x, i, squares_again), i);
   return sum_sq;
 }
 
+// Blocks of kWarps warps an SM is to hold of mma_kernel<T>: int4's registers bounded to 80 a thread (3
+// blocks of 8 warps; unbounded the compiler takes 77-87 and an SM holds 2), int8's gathers to 64 (4
+// blocks; unbounded 63-78: Mixtral int8 decode 2.5% slower on an H200). 0 leaves int8's plain GEMVs to
+// the compiler (64-76 registers; a stated 1 makes it take 98-102, and 64 slowed Llama decode 2-4%).
+template <typename T, int kWarps, bool kMayGather>
+constexpr int kMmaMinBlocks = std::max(1, (std::is_same_v<T, Int4> ? 768 : 1024) / (kWarps * kWarpSize)) *
+                              (std::is_same_v<T, Int4> || kMayGather);
+
 template <typename T, int kWarps, int kTiles, int kSteps, bool kMayGather, bool kProgrammatic, bool kNorm,
           GemvEpilogue kEpilogue>
-__global__ void __launch_bounds__(kWarps * kWarpSize) mma_kernel(Params p) {
+__global__ void __launch_bounds__(kWarps * kWarpSize, (kMmaMinBlocks<T, kWarps, kMayGather>)) mma_kernel(Params p) {
   static_assert(kWarps % kTiles == 0, "a tile's warps split its row");
   constexpr int kSplits = kWarps / kTiles;
   constexpr bool kSwiglu = kEpilogue == GemvEpilogue::kSwiglu;
   constexpr bool kInt4 = std::is_same_v<T, Int4>;
   extern __shared__ uint4 xs[];
-  float* unit_sums = reinterpret_cast<float*>(xs + p.cols / 8);
+  uint8_t* planes = reinterpret_cast<uint8_t*>(xs);
+  float* unit_sums = kInt4 ? reinterpret_cast<float*>(planes + p.cols * kXPlanes) : nullptr;
   __shared__ float partial[kWarps][kMmaTileRows];
   __shared__ float warp_sum_sq[kWarps];
+  __shared__ uint4 ones[2];   // B's column of ones: a lane's bytes of it
+  if (kInt4 && threadIdx.x < 2) ones[threadIdx.x] = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, g = lane / 4, t = lane % 4;
   const int tile = warp % kTiles, split = warp / kTiles;
   const int64_t slice = kMayGather ? blockIdx.y : 0;
@@ -293,23 +314,46 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) mma_kernel(Params p) {
   const uint8_t* hi_bytes = static_cast<const uint8_t*>(weight_address<T>(p, hi_e)) + 16 * t;
   const __nv_bfloat162* lo_q = kInt4 ? p.group_qparams + lo_e / kInt4GroupSize : nullptr;
   const __nv_bfloat162* hi_q = kInt4 ? p.group_qparams + hi_e / kInt4GroupSize : nullptr;
-  const int64_t units = p.cols / kUnitCols<T>;
-  constexpr int64_t kStride = int64_t{kSplits} * kSteps;   // units between a warp's steps
+  // Units as int for int4 (cols <= kMmaMaxCols), int64 for int8.
+  using Index = std::conditional_t<kInt4, int, int64_t>;
+  const Index units = static_cast<Index>(p.cols / kUnitCols<T>);
+  constexpr Index kStride = Index{kSplits} * kSteps;   // units between a warp's steps
+  constexpr int kUnitVectors = kMmaUnitBytes / 16;      // uint4s of a row's unit
+  Index u0 = static_cast<Index>(split) * kSteps;
+  // int4 loads through pointers to its rows' next step, opaque to the compiler and advanced a step at a
+  // time: else it computes the rows' addresses again each step (int4's loop 147 -> 180-238 instructions
+  // for 2 units). int8 addresses by unit: 64-76 registers, where the pointers take 70-80 and slow int8
+  // decode 2-4% (H200).
+  const uint4* lo_next = reinterpret_cast<const uint4*>(lo_bytes) + u0 * kUnitVectors;
+  const uint4* hi_next = reinterpret_cast<const uint4*>(hi_bytes) + u0 * kUnitVectors;
+  if constexpr (kInt4) {
+    lo_q += u0;
+    hi_q += u0;
+    asm("" : "+l"(lo_next), "+l"(hi_next));
+  }
 
   MmaUnit<T> w[kSteps], next[kSteps];
-  auto load = [&](MmaUnit<T> (&s)[kSteps], int64_t u0) {
+  auto load = [&](MmaUnit<T> (&s)[kSteps], Index step_unit) {
 #pragma unroll
     for (int k = 0; k < kSteps; ++k)
-      if (u0 + k < units) {
-        s[k].lo.q = __ldcs(reinterpret_cast<const uint4*>(lo_bytes + (u0 + k) * kMmaUnitBytes));
-        s[k].hi.q = __ldcs(reinterpret_cast<const uint4*>(hi_bytes + (u0 + k) * kMmaUnitBytes));
+      if (step_unit + k < units) {
         if constexpr (kInt4) {
-          s[k].lo.qparams = __ldg(lo_q + u0 + k);
-          s[k].hi.qparams = __ldg(hi_q + u0 + k);
+          s[k].lo.q = __ldcs(lo_next + k * kUnitVectors);
+          s[k].hi.q = __ldcs(hi_next + k * kUnitVectors);
+          s[k].lo.qparams = __ldg(lo_q + k);
+          s[k].hi.qparams = __ldg(hi_q + k);
+        } else {
+          s[k].lo.q = __ldcs(reinterpret_cast<const uint4*>(lo_bytes + (step_unit + k) * kMmaUnitBytes));
+          s[k].hi.q = __ldcs(reinterpret_cast<const uint4*>(hi_bytes + (step_unit + k) * kMmaUnitBytes));
         }
       }
+    if constexpr (kInt4) {
+      lo_next += kStride * kUnitVectors;
+      hi_next += kStride * kUnitVectors;
+      lo_q += kStride;
+      hi_q += kStride;
+    }
   };
-  int64_t u0 = static_cast<int64_t>(split) * kSteps;
   load(w, u0);
   if constexpr (kProgrammatic) {
     wait_for_inputs();
@@ -325,56 +369,75 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) mma_kernel(Params p) {
     if constexpr (kEpilogue == GemvEpilogue::kRopeCache) rope = rope_operands(p, lo);
   }
   float unscale;
-  float sum_sq = stage_x<T, kNorm>(p, p.x + slice * p.x_stride, xs, unit_sums, unscale);
+  float sum_sq = stage_x<T, kNorm>(p, p.x + slice * p.x_stride, planes, unit_sums, unscale);
   if constexpr (kNorm) {
     sum_sq = warp_sum(sum_sq);
     if (lane == 0) warp_sum_sq[warp] = sum_sq;
   }
   __syncthreads();
 
-  constexpr int kUnitVectors = kUnitCols<T> / 8;   // uint4s of staged x a unit
-  float acc_lo = 0.f, acc_hi = 0.f;
+  // The lane's B column g (kOnesColumn says which holds ones; columns 4..7 ones, their D unused), at the
+  // bytes of its own weights (a quarter of the unit's plane). int4 reads its ones from `ones` at every
+  // unit, int8 takes them from registers.
+  const bool reads_plane = g <= kXPlanes && g != kOnesColumn<T>;
+  const uint4* lane_plane =
+      reads_plane || !kInt4
+          ? reinterpret_cast<const uint4*>(planes + min(g < kOnesColumn<T> ? g : g - 1, kXPlanes - 1) * kUnitCols<T> +
+                                           t * (kUnitCols<T> / 4))
+          : ones;
+  const Index lane_stride = reads_plane || !kInt4 ? kXPlanes * kUnitCols<T> / 16 : 0;   // uint4s of x's planes a unit
+  const uint4 kOnes = {0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u};
+  float acc[2] = {0.f, 0.f}, acc_x[2] = {0.f, 0.f};   // int4: rows g, g + 8
   int acc8[4] = {0, 0, 0, 0}, acc8_b[4] = {0, 0, 0, 0};   // int8: D's columns 2t, 2t + 1 of rows g, g + 8
-  // int8: the lane's plane (B's column g; the lanes of columns 3..7 read plane 2, D's columns there unused).
-  const uint4* x_plane = reinterpret_cast<const uint4*>(reinterpret_cast<const uint8_t*>(xs) +
-                                                        min(g, kXPlanes - 1) * kMmaUnitBytes + 16 * t);
-  const uint4 kOnes = {0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u};   // B's column 3: D's the row sums of W
-  constexpr int kPlaneVectors = kXPlanes * kMmaUnitBytes / 16;   // uint4s of x's planes a unit
+  const int2 lane_mult = t == 0 ? make_int2(1, -64) : t == 1 ? make_int2(256, 1) : make_int2(0, 0);   // int4
   for (; u0 < units; u0 += kStride) {
     load(next, u0 + kStride);
 #pragma unroll
     for (int k = 0; k < kSteps; ++k) {
-      const int64_t unit = u0 + k;
+      const Index unit = u0 + k;
       if (unit >= units) break;
+      const uint4* b = lane_plane + unit * lane_stride;
       if constexpr (kInt4)
-        w[k].accumulate(xs + unit * kUnitVectors + t * (kUnitVectors / 4), unit_sums[unit], acc_lo, acc_hi);
+        w[k].accumulate(b[0], b[1], lane_mult, unit_sums[unit], acc, acc_x);
       else
-        w[k].accumulate(g < kXPlanes ? x_plane[unit * kPlaneVectors] : kOnes, acc8, acc8_b);
+        w[k].accumulate(reads_plane ? b[0] : kOnes, acc8, acc8_b);
     }
 #pragma unroll
     for (int k = 0; k < kSteps; ++k) w[k] = next[k];
   }
-  if constexpr (!kInt4) {   // planes 2^22 + q = 65536 plane 0 + 256 plane 1 + plane 2; lane t = 1 holds D's columns 2, 3
+  float row_sum[2];   // the lane's rows' dot products with x (t = 0)
+  if constexpr (kInt4) {
+    // q.w = (4096 (lane 0's) + (lane 1's) / 16); acc_x is alike in every lane
+    const float coef = t == 0 ? 4096.f : t == 1 ? 0.0625f : 0.f;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_sum[r] = fmaf(acc[r] * coef, unscale, t == 0 ? acc_x[r] : 0.f);
+      row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+      row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+    }
+  } else {   // lane t = 1 holds D's columns 2, 3 (plane 2, ones)
     int from_t1[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       acc8[k] += acc8_b[k];
       from_t1[k] = __shfl_down_sync(0xffffffffu, acc8[k], 1);
     }
-    acc_lo = static_cast<float>(65536ll * acc8[0] + 256ll * acc8[1] + from_t1[0] - int64_t{kPlaneBias} * from_t1[1]);
-    acc_hi = static_cast<float>(65536ll * acc8[2] + 256ll * acc8[3] + from_t1[2] - int64_t{kPlaneBias} * from_t1[3]);
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      row_sum[r] = static_cast<float>(65536ll * acc8[2 * r] + 256ll * acc8[2 * r + 1] + from_t1[2 * r] -
+                                      int64_t{1 << 22} * from_t1[2 * r + 1]) * unscale;
   }
   if (t == 0) {
-    partial[warp][g] = acc_lo;
-    partial[warp][g + 8] = acc_hi;
+    partial[warp][g] = row_sum[0];
+    partial[warp][g + 8] = row_sum[1];
   }
   __syncthreads();
   if (split != 0 || t != 0 || !lo_valid) return;
   float sums[2] = {0.f, 0.f};
 #pragma unroll
   for (int s = 0; s < kSplits; ++s) {
-    sums[0] += partial[s * kTiles + tile][g] * unscale;
-    sums[1] += partial[s * kTiles + tile][g + 8] * unscale;
+    sums[0] += partial[s * kTiles + tile][g];
+    sums[1] += partial[s * kTiles + tile][g + 8];
   }
   if constexpr (kNorm) {
     float total = 0.f;
@@ -400,8 +463,8 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) mma_kernel(Params p) {
   }
 }
 
-// Lets `kKernel` (an mma_kernel) take the shared memory of rows of up to kMmaMaxCols columns: int8's
-// 48 KB and the static arrays pass the default limit. Once a device.
+// Lets `kKernel` (an mma_kernel) take the shared memory of rows of up to kMmaMaxCols columns: the 48 KB
+// of x's planes (int4: and its unit sums) and the static arrays pass the default limit. Once a device.
 template <auto kKernel>
 void allow_mma_shared_bytes() {
   static std::atomic<int8_t> done[kMaxCachedDevices] = {};
