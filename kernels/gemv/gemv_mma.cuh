@@ -314,22 +314,22 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, (kMmaMinBlocks<T, kWarps, 
   const uint8_t* hi_bytes = static_cast<const uint8_t*>(weight_address<T>(p, hi_e)) + 16 * t;
   const __nv_bfloat162* lo_q = kInt4 ? p.group_qparams + lo_e / kInt4GroupSize : nullptr;
   const __nv_bfloat162* hi_q = kInt4 ? p.group_qparams + hi_e / kInt4GroupSize : nullptr;
-  // Units as int for int4 (cols <= kMmaMaxCols), int64 for int8.
-  using Index = std::conditional_t<kInt4, int, int64_t>;
+  // int4 and gathers load through pointers to their rows' next step, opaque to the compiler and advanced a
+  // step at a time: else it computes the rows' addresses again each step (int4's loop 147 -> 180-238
+  // instructions for 2 units). int8's plain GEMVs address by unit: at 64-76 registers, where the pointers
+  // take 70-80 and slow Llama int8 decode 2-4% (H200).
+  constexpr bool kPointers = kInt4 || kMayGather;
+  using Index = std::conditional_t<kPointers, int, int64_t>;   // units: int where pointers (cols <= kMmaMaxCols)
   const Index units = static_cast<Index>(p.cols / kUnitCols<T>);
   constexpr Index kStride = Index{kSplits} * kSteps;   // units between a warp's steps
   constexpr int kUnitVectors = kMmaUnitBytes / 16;      // uint4s of a row's unit
   Index u0 = static_cast<Index>(split) * kSteps;
-  // int4 loads through pointers to its rows' next step, opaque to the compiler and advanced a step at a
-  // time: else it computes the rows' addresses again each step (int4's loop 147 -> 180-238 instructions
-  // for 2 units). int8 addresses by unit: 64-76 registers, where the pointers take 70-80 and slow int8
-  // decode 2-4% (H200).
   const uint4* lo_next = reinterpret_cast<const uint4*>(lo_bytes) + u0 * kUnitVectors;
   const uint4* hi_next = reinterpret_cast<const uint4*>(hi_bytes) + u0 * kUnitVectors;
+  if constexpr (kPointers) asm("" : "+l"(lo_next), "+l"(hi_next));
   if constexpr (kInt4) {
     lo_q += u0;
     hi_q += u0;
-    asm("" : "+l"(lo_next), "+l"(hi_next));
   }
 
   MmaUnit<T> w[kSteps], next[kSteps];
@@ -337,19 +337,23 @@ __global__ void __launch_bounds__(kWarps * kWarpSize, (kMmaMinBlocks<T, kWarps, 
 #pragma unroll
     for (int k = 0; k < kSteps; ++k)
       if (step_unit + k < units) {
-        if constexpr (kInt4) {
+        if constexpr (kPointers) {
           s[k].lo.q = __ldcs(lo_next + k * kUnitVectors);
           s[k].hi.q = __ldcs(hi_next + k * kUnitVectors);
-          s[k].lo.qparams = __ldg(lo_q + k);
-          s[k].hi.qparams = __ldg(hi_q + k);
+          if constexpr (kInt4) {
+            s[k].lo.qparams = __ldg(lo_q + k);
+            s[k].hi.qparams = __ldg(hi_q + k);
+          }
         } else {
           s[k].lo.q = __ldcs(reinterpret_cast<const uint4*>(lo_bytes + (step_unit + k) * kMmaUnitBytes));
           s[k].hi.q = __ldcs(reinterpret_cast<const uint4*>(hi_bytes + (step_unit + k) * kMmaUnitBytes));
         }
       }
-    if constexpr (kInt4) {
+    if constexpr (kPointers) {
       lo_next += kStride * kUnitVectors;
       hi_next += kStride * kUnitVectors;
+    }
+    if constexpr (kInt4) {
       lo_q += kStride;
       hi_q += kStride;
     }
