@@ -157,7 +157,8 @@ inline constexpr GemvRule kRows[] = {
     {kH200, kInt8, kAny, vector_config(8, 2, 2, 2)},
     // int4 rows of up to 16384 columns of a programmatic launch (the decode step's) on tensor cores
     // (gemv_mma.cuh): Llama-2-7B int4 decode 1.36x the vector kernel's tok/s (H100, e229ce9), 1.32x
-    // on the H200 (0b848f5), where w8t1s2 also beats w8t1s1, w8t1s4 and w4t1s2 by 2-19%.
+    // on the H200 (0b848f5), where w8t1s2 also beats w8t1s1, w8t1s4 and w4t1s2 by 2-19%. Chosen on bf16
+    // mmas; the integer mmas (6e86b49) keep it untuned.
     {kH100, kInt4, kAny.programmatic_only(), mma_config(8, 1, 2)},
     {kH200, kInt4, kAny.programmatic_only(), mma_config(8, 1, 2)},
     // Other int4 launches on the vector path (a 16-byte load holds 32 weights, a quarter of a group; no
