@@ -65,6 +65,7 @@ constexpr int kMmaTileRows = 16;
 // planes 1, 2), so that one lane removes the planes' bias 2^22 = 65536 64 exactly from a unit's sums.
 template <typename T>
 constexpr int kOnesColumn = std::is_same_v<T, Int4> ? 1 : kXPlanes;
+
 // d += A B (PTX's m16n8k32 fragments): A int8 (kSignedA) or uint8, B uint8, s32 accumulation.
 template <bool kSignedA>
 __device__ __forceinline__ void mma_k32(int (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
