@@ -107,6 +107,13 @@ namespace gemv_table {
 constexpr auto kH100 = LaunchRules::kH100, kH200 = LaunchRules::kH200;
 constexpr auto kBf16 = WeightType::kBf16, kInt8 = WeightType::kInt8, kInt4 = WeightType::kInt4;
 constexpr GemvWhen kAny = kAnyLaunch;
+// The programmatic launches whose grid of 8-warp tensor-core blocks of `tiles` tiles (16 rows each) is
+// one full wave on 132 SMs: 2 to 3 blocks an SM, 3 being what the integer kernels' registers let an SM
+// hold. There a block of more tiles stages x once for more rows, while the grid still fills every SM.
+constexpr GemvWhen one_wave_of_tiles(int64_t tiles) {
+  constexpr int64_t kSms = 132, kTileRows = 16;
+  return kAny.programmatic_only().output_rows_from(2 * kSms * kTileRows * tiles).output_rows_up_to(3 * kSms * kTileRows * tiles);
+}
 inline constexpr GemvRule kRows[] = {
     // Exact-fit rows: every load of a row issued at once, as inductor's kernels for static shapes. A
     // gather runs no row kernel: a row a block waits on its index for every row.
@@ -145,8 +152,14 @@ inline constexpr GemvRule kRows[] = {
     // 449.8, where w8t1s2 also beat w16t1s2, w8t2s2, w8t1s1 and w4t1s2 by 2-44%. On its integer mmas
     // (1bf8924, H200) w8t2s2 from 12288 output rows ran 0.3-0.9% faster on Llama-2-7B and Mixtral and 4.9%
     // slower on Llama-3-8B; the others are not retried. Alone, in ordinary launches, the vector and
-    // exact-fit rows stay as fast (the tuner), so those keep them.
+    // exact-fit rows stay as fast (the tuner), so those keep them. On the H200, grids that make one wave
+    // of 2 or 4 tiles a block (one_wave_of_tiles: Llama-2-7B's wqkv, 12288 rows, and w13, 22016) take
+    // them: Llama-2-7B int8 decode 470.7 -> 461.1 ms a generation with wqkv on w8t2s2, 465.2 with w13
+    // on w8t4s2 (a3bbfb2 with every candidate in one binary, one call); Llama-3-8B's wqkv (6144 rows) and
+    // w13 (28672), outside those grids, ran 1.4% and 5.9% slower on them, Mixtral 0.9% on 2 tiles.
     {kH100, kInt8, kAny.programmatic_only(), mma_config(8, 1, 2)},
+    {kH200, kInt8, one_wave_of_tiles(4), mma_config(8, 4, 2)},
+    {kH200, kInt8, one_wave_of_tiles(2), mma_config(8, 2, 2)},
     {kH200, kInt8, kAny.programmatic_only(), mma_config(8, 1, 2)},
     // int8 on the H100: rows under 8 KB by groups of 2 warps, longer by groups of 4, 2 rows x 2 steps.
     {kH100, kInt8, kAny.row_bytes_up_to(8191), vector_config(8, 2, 2, 2)},
@@ -157,9 +170,15 @@ inline constexpr GemvRule kRows[] = {
     {kH200, kInt8, kAny, vector_config(8, 2, 2, 2)},
     // int4 rows of up to 16384 columns of a programmatic launch (the decode step's) on tensor cores
     // (gemv_mma.cuh): Llama-2-7B int4 decode 1.36x the vector kernel's tok/s (H100, e229ce9), 1.32x
-    // on the H200 (0b848f5), where w8t1s2 also beats w8t1s1, w8t1s4 and w4t1s2 by 2-19%. Chosen on bf16
-    // mmas; the integer mmas (6e86b49) keep it untuned.
+    // on the H200 (0b848f5), where w8t1s2 also beats w8t1s1, w8t1s4 and w4t1s2 by 2-19%. On the integer
+    // mmas (6e86b49) an int4 block of 16 rows of 4096 columns reads 32 KB of W for 12 KB of x staged, so
+    // on the H200 the grids that make one wave of more tiles take them: Llama-2-7B int4 decode 371.7 ->
+    // 331.8 ms a generation with wqkv and w13 on w8t2s2, 312.8 with w13 on w8t4s2 (the same sweep); on
+    // w13 w4t2s2, w8t4s1, w4t2s1, w8t2s1 and w16t4s1 took 323-374, on wqkv the six others 338-378; w2
+    // and wo (256 blocks at one tile) lose 4-10% on 2 tiles. The H100 keeps w8t1s2: not measured there.
     {kH100, kInt4, kAny.programmatic_only(), mma_config(8, 1, 2)},
+    {kH200, kInt4, one_wave_of_tiles(4), mma_config(8, 4, 2)},
+    {kH200, kInt4, one_wave_of_tiles(2), mma_config(8, 2, 2)},
     {kH200, kInt4, kAny.programmatic_only(), mma_config(8, 1, 2)},
     // Other int4 launches on the vector path (a 16-byte load holds 32 weights, a quarter of a group; no
     // exact-fit kernel takes int4), up to 14% faster than the tensor cores alone (Gemv int4 16384), tuned

@@ -76,7 +76,9 @@ using test_util::rel_rms;
 
 TEST_P(GemvInt4, MatchesFloat64OnAlignedShapes) {
   for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
-           {256, 256}, {37, 1024}, {8193, 256}, {4096, 4096}, {64, 11008}, {19, 16384}}) {
+           {256, 256}, {37, 1024}, {8193, 256}, {4096, 4096}, {64, 11008}, {19, 16384},
+           // The H200's one-wave grids of 2 and 4 tensor-core tiles a block (gemv_configs.h).
+           {12672, 256}, {16899, 256}}) {
     SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols));
     check(weights({rows, cols}), bf16_x(cols), true);
   }
@@ -141,17 +143,21 @@ TEST_P(GemvInt4, GathersExpertsAndGivesNaNForAnIndexOutOfRange) {
   EXPECT_TRUE(out.isnan().all().item<bool>());
 }
 
+// A slice of Llama-2-7B's w13 (2n rows), and the whole of it: on the H200 a one-wave grid of 4 tiles.
 TEST_P(GemvInt4, NormPrologueWithSwigluEpilogue) {
-  const int64_t n = 1376, cols = 4096;   // a slice of Llama-2-7B's w13: 2n rows
-  Int4Weights w = weights({2 * n, cols});
-  at::Tensor h = bf16_x(cols) * 3, g = bf16_x(cols), y = at::empty({n}, cuda(c10::kBFloat16));
-  kernels::GemvArgs a = args_for(w, h, y);
-  a.fusion.norm_w = g.data_ptr();
-  a.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
-  kernels::launch_gemv(a, stream());
-  at::Tensor ab = kernels::gemv_reference(kernels::dequantize_int4(w, at::kDouble), kernels::rms_norm_reference(h, g, 1e-5));
-  at::Tensor p = ab.narrow(0, 0, n), q = ab.narrow(0, n, n);
-  EXPECT_LT(rel_rms(y, p * at::sigmoid(p) * q), 0.02);
+  for (int64_t n : {1376, 11008}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const int64_t cols = 4096;
+    Int4Weights w = weights({2 * n, cols});
+    at::Tensor h = bf16_x(cols) * 3, g = bf16_x(cols), y = at::empty({n}, cuda(c10::kBFloat16));
+    kernels::GemvArgs a = args_for(w, h, y);
+    a.fusion.norm_w = g.data_ptr();
+    a.fusion.epilogue = kernels::GemvEpilogue::kSwiglu;
+    kernels::launch_gemv(a, stream());
+    at::Tensor ab = kernels::gemv_reference(kernels::dequantize_int4(w, at::kDouble), kernels::rms_norm_reference(h, g, 1e-5));
+    at::Tensor p = ab.narrow(0, 0, n), q = ab.narrow(0, n, n);
+    EXPECT_LT(rel_rms(y, p * at::sigmoid(p) * q), 0.02);
+  }
 }
 
 TEST_P(GemvInt4, AddToYEpilogue) {

@@ -89,6 +89,9 @@ TEST_P(GemvKernel, MatchesFloat64OnAlignedShapes) {
     // Odd row counts on the vector path (a warp's row group cut short), two rows per warp included.
     check_gemv(weights({37, 1024}, dtype), bf16_x(1024), true);
     check_gemv(weights({8193, 256}, dtype), bf16_x(256), true);
+    // The H200's one-wave grids of 2 and 4 tensor-core tiles a block, the last block's tiles cut short.
+    check_gemv(weights({12672, 512}, dtype), bf16_x(512), true);
+    check_gemv(weights({16899, 512}, dtype), bf16_x(512), true);
   }
 }
 
@@ -233,7 +236,10 @@ at::Tensor scales_for(c10::ScalarType dtype, std::vector<int64_t> shape) {
 // per 4-warp block (8192, 4608 cols; a plain GEMV per 8-warp block), past 16 KB per 8-warp block
 // (16384); int8 a warp a block from 4 KB rows and 4097 rows (4608 x 8193), else groups of 2 warps. Odd
 // row counts cut a group short.
-const std::vector<std::pair<int64_t, int64_t>> kFusionShapes = {{1024, 37}, {8192, 64}, {16384, 19}, {4608, 8193}};
+// (cols, rows): with two rows a pair (SwiGLU) 10000 and 17000 rows reach the H200's one-wave grids of 2
+// and 4 tensor-core tiles a block (gemv_configs.h), as 8500 rows do alone.
+const std::vector<std::pair<int64_t, int64_t>> kFusionShapes = {{1024, 37}, {8192, 64},  {16384, 19},
+                                                                {4608, 8193}, {1024, 5000}, {512, 8500}};
 
 TEST_P(GemvKernel, NormPrologueNormalizesTheResidualStream) {
   for (auto dtype : {c10::kBFloat16, c10::kChar})

@@ -71,7 +71,7 @@ constexpr GemvConfig kPairConfigs[] = {
 constexpr GemvConfig kMmaConfigs[] = {
     mma_config(8, 1, 2),  mma_config(8, 1, 1), mma_config(8, 1, 4),  mma_config(4, 1, 2),
     mma_config(4, 1, 4),  mma_config(16, 1, 2), mma_config(8, 2, 2), mma_config(8, 2, 1),
-    mma_config(16, 2, 2), mma_config(16, 4, 1)};
+    mma_config(16, 2, 2), mma_config(16, 4, 1), mma_config(8, 4, 2)};
 
 using Launch = void (*)(const Params&, unsigned selected, cudaStream_t);
 
@@ -109,12 +109,13 @@ void launch_mma(const Params& p, unsigned selected, cudaStream_t s) {
   const size_t shared = gemv::mma_shared_bytes<T>(p.cols);
   constexpr auto kPlain = gemv::mma_kernel<T, c.warps, c.tiles, c.steps, false, false, false, kStore>;
   constexpr auto kGather = gemv::mma_kernel<T, c.warps, c.tiles, c.steps, true, false, false, kStore>;
-  gemv::allow_mma_shared_bytes<kPlain>();
-  gemv::allow_mma_shared_bytes<kGather>();
-  if (p.expert_idx == nullptr)
+  if (p.expert_idx == nullptr) {
+    gemv::allow_mma_shared_bytes<kPlain>();
     kPlain<<<grid, block, shared, s>>>(p);
-  else
+  } else {
+    gemv::allow_mma_shared_bytes<kGather>();
     kGather<<<grid, block, shared, s>>>(p);
+  }
 }
 // Every configuration of each list, compiled for weights of type T.
 template <typename T, const auto& kConfigs, int... I>
