@@ -112,7 +112,8 @@ constexpr GemvWhen kAny = kAnyLaunch;
 // hold. There a block of more tiles stages x once for more rows, while the grid still fills every SM.
 constexpr GemvWhen one_wave_of_tiles(int64_t tiles) {
   constexpr int64_t kSms = 132, kTileRows = 16;
-  return kAny.programmatic_only().output_rows_from(2 * kSms * kTileRows * tiles).output_rows_up_to(3 * kSms * kTileRows * tiles);
+  const int64_t wave_rows = kSms * kTileRows * tiles;   // a block an SM
+  return kAny.programmatic_only().output_rows_from(2 * wave_rows).output_rows_up_to(3 * wave_rows);
 }
 inline constexpr GemvRule kRows[] = {
     // Exact-fit rows: every load of a row issued at once, as inductor's kernels for static shapes. A
