@@ -139,10 +139,13 @@ void launch_prologue(const GemvArgs& a, cudaStream_t stream) {
     launch_epilogue<T, C, kMayGather, kProgrammatic, false>(a, stream);
 }
 
+// The table gives the tensor cores programmatic launches only (gemv_configs.h asserts it), so their
+// kernels for ordinary launches are not compiled.
 template <typename T, typename C, bool kMayGather>
 void launch_by_mode(const GemvArgs& a, cudaStream_t stream) {
-  if (runs_programmatic(a))
-    launch_prologue<T, C, kMayGather, true>(a, stream);
+  if (runs_programmatic(a)) return launch_prologue<T, C, kMayGather, true>(a, stream);
+  if constexpr (C::mma)
+    throw Error("launch_gemv: a tensor-core configuration for an ordinary launch");
   else
     launch_prologue<T, C, kMayGather, false>(a, stream);
 }
@@ -151,11 +154,15 @@ void launch_by_mode(const GemvArgs& a, cudaStream_t stream) {
 // first load of W (80 -> 40 on sm_90). int8 and the gathers keep the one kernel: compiled without that
 // code, they hold other registers (int8 46 instead of 64, gathers 36 instead of 32) and run slower. The
 // tensor-core kernel has both.
-template <typename T, typename C>
+// kGathers: the table row may take gathers; a row that takes none compiles no gather kernel.
+template <typename T, typename C, bool kGathers>
 void launch_vector(const GemvArgs& a, cudaStream_t stream) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16> || C::mma)
+  if constexpr (std::is_same_v<T, __nv_bfloat16> || C::mma || !kGathers)
     if (a.expert_idx == nullptr) return launch_by_mode<T, C, false>(a, stream);
-  launch_by_mode<T, C, true>(a, stream);
+  if constexpr (kGathers)
+    launch_by_mode<T, C, true>(a, stream);
+  else
+    throw Error("launch_gemv: a gather under a table row for GEMVs without one");
 }
 
 // The exact-fit kernels (gemv_kernels.cuh): a block per row, an ordinary launch.
@@ -175,12 +182,13 @@ template <typename T, int kRule>
 void launch_rule(const GemvArgs& a, cudaStream_t stream) {
   constexpr GemvRule rule = kGemvRules[kRule];
   constexpr GemvConfig c = rule.config;
+  constexpr bool kGathers = rule.when.gathered != GemvCondition::kNo;
   if constexpr (rule.w_type != gemv::kWeightType<T>)
     throw Error("launch_gemv: table row " + std::to_string(kRule) + " is for the other weight type");
   else if constexpr (c.path == GemvPath::kVector)
-    launch_vector<T, Config<c.warps, c.group, c.rows, c.steps>>(a, stream);
+    launch_vector<T, Config<c.warps, c.group, c.rows, c.steps>, kGathers>(a, stream);
   else if constexpr (c.path == GemvPath::kMma && !std::is_same_v<T, __nv_bfloat16>)
-    launch_vector<T, MmaConfig<c.warps, c.tiles, c.steps>>(a, stream);
+    launch_vector<T, MmaConfig<c.warps, c.tiles, c.steps>, kGathers>(a, stream);
   else if constexpr (std::is_same_v<T, gemv::Int4>)
     throw Error("launch_gemv: table row " + std::to_string(kRule) + " names an exact-fit kernel for int4");
   else if constexpr (c.path == GemvPath::kExactRow)

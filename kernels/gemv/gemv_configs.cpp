@@ -16,7 +16,7 @@ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorByt
 // What the table's conditions read of a launch.
 struct LaunchShape {
   int64_t cols, row_bytes, output_rows;
-  bool plain, paired_rows, programmatic;
+  bool plain, paired_rows, programmatic, gathered;
   bool exact_row_form;     // a plain GEMV, ordinary launch, rows fitting a grid
   bool gather_pair_form;   // an unfused gather of two slices sharing x, ordinary launch, rows fitting a grid
 };
@@ -31,6 +31,7 @@ LaunchShape shape_of(const GemvArgs& a, bool programmatic_launch) {
   s.plain = a.expert_idx == nullptr && unfused;
   s.paired_rows = f.epilogue == GemvEpilogue::kSwiglu || f.epilogue == GemvEpilogue::kRopeCache;
   s.programmatic = programmatic_launch;
+  s.gathered = a.expert_idx != nullptr;
   const bool ordinary = !programmatic_launch && a.rows <= kMaxGridX;
   s.exact_row_form = s.plain && ordinary;
   s.gather_pair_form = a.expert_idx != nullptr && a.num_selected == 2 && a.x_stride == 0 && unfused && ordinary;
@@ -44,7 +45,7 @@ bool applies(const GemvRule& r, const LaunchShape& s, WeightType w) {
   if (s.row_bytes < when.min_row_bytes || s.row_bytes > when.max_row_bytes) return false;
   if (s.output_rows < when.min_output_rows || s.output_rows > when.max_output_rows) return false;
   if (!holds(when.plain, s.plain) || !holds(when.paired_rows, s.paired_rows)) return false;
-  if (!holds(when.programmatic, s.programmatic)) return false;
+  if (!holds(when.programmatic, s.programmatic) || !holds(when.gathered, s.gathered)) return false;
   switch (r.config.path) {
     case GemvPath::kExactRow: return s.exact_row_form && s.cols == r.config.span(w);
     case GemvPath::kGatherPair: return s.gather_pair_form && s.cols == r.config.span(w);

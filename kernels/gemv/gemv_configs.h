@@ -79,6 +79,7 @@ struct GemvWhen {
   GemvCondition plain = GemvCondition::kAny;         // no gather and no fusion
   GemvCondition paired_rows = GemvCondition::kAny;   // the SwiGLU or RoPE epilogue (two rows a group)
   GemvCondition programmatic = GemvCondition::kAny;  // a programmatic dependent launch
+  GemvCondition gathered = GemvCondition::kAny;      // an expert gather (kNo: gemv.cu compiles no gather kernel)
 
   constexpr GemvWhen row_bytes_up_to(int64_t bytes) const { GemvWhen w = *this; w.max_row_bytes = bytes; return w; }
   constexpr GemvWhen row_bytes_from(int64_t bytes) const { GemvWhen w = *this; w.min_row_bytes = bytes; return w; }
@@ -87,6 +88,7 @@ struct GemvWhen {
   constexpr GemvWhen not_plain() const { GemvWhen w = *this; w.plain = GemvCondition::kNo; return w; }
   constexpr GemvWhen with_paired_rows() const { GemvWhen w = *this; w.paired_rows = GemvCondition::kYes; return w; }
   constexpr GemvWhen programmatic_only() const { GemvWhen w = *this; w.programmatic = GemvCondition::kYes; return w; }
+  constexpr GemvWhen not_gathered() const { GemvWhen w = *this; w.gathered = GemvCondition::kNo; return w; }
 };
 constexpr GemvWhen kAnyLaunch{};
 
@@ -107,13 +109,14 @@ namespace gemv_table {
 constexpr auto kH100 = LaunchRules::kH100, kH200 = LaunchRules::kH200;
 constexpr auto kBf16 = WeightType::kBf16, kInt8 = WeightType::kInt8, kInt4 = WeightType::kInt4;
 constexpr GemvWhen kAny = kAnyLaunch;
-// The programmatic launches whose grid of 8-warp tensor-core blocks of `tiles` tiles (16 rows each) is
-// one full wave on 132 SMs: 2 to 3 blocks an SM, 3 being what the integer kernels' registers let an SM
-// hold. There a block of more tiles stages x once for more rows, while the grid still fills every SM.
+// The programmatic launches, gathers aside, whose grid of 8-warp tensor-core blocks of `tiles` tiles (16
+// rows each) is one full wave on 132 SMs: 2 to 3 blocks an SM, 3 being what the integer kernels'
+// registers let an SM hold. There a block of more tiles stages x once for more rows, while the grid
+// still fills every SM (measured on plain GEMVs; gathers were slower on more tiles).
 constexpr GemvWhen one_wave_of_tiles(int64_t tiles) {
   constexpr int64_t kSms = 132, kTileRows = 16;
   const int64_t wave_rows = kSms * kTileRows * tiles;   // a block an SM
-  return kAny.programmatic_only().output_rows_from(2 * wave_rows).output_rows_up_to(3 * wave_rows);
+  return kAny.programmatic_only().not_gathered().output_rows_from(2 * wave_rows).output_rows_up_to(3 * wave_rows);
 }
 inline constexpr GemvRule kRows[] = {
     // Exact-fit rows: every load of a row issued at once, as inductor's kernels for static shapes. A
@@ -197,6 +200,14 @@ inline constexpr GemvRule kRows[] = {
 }  // namespace gemv_table
 inline constexpr const auto& kGemvRules = gemv_table::kRows;
 constexpr int kGemvRuleCount = static_cast<int>(sizeof(kGemvRules) / sizeof(kGemvRules[0]));
+// Whether every tensor-core row applies to programmatic launches only: gemv.cu compiles their kernels
+// for those alone.
+constexpr bool mma_rows_are_programmatic_only() {
+  for (const GemvRule& r : kGemvRules)
+    if (r.config.path == GemvPath::kMma && r.when.programmatic != GemvCondition::kYes) return false;
+  return true;
+}
+static_assert(mma_rows_are_programmatic_only(), "a tensor-core row must be programmatic_only()");
 
 // The row of kGemvRules a launch of `args` runs under `rules`, or -1 for the scalar kernel (a layout
 // that is not gemv_vectorizable). `programmatic_launch`: the launch is programmatic (asked for, and
