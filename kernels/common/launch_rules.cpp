@@ -17,7 +17,8 @@ struct TunedOn {
   const char* name;
   double dram_gbps_per_sm;   // datasheet: H100 SXM 3350 GB/s, H200 4800 GB/s, 132 SMs each
 };
-constexpr TunedOn kTunedOn[] = {{LaunchRules::kH100, "h100", 3350.0 / 132}, {LaunchRules::kH200, "h200", 4800.0 / 132}};
+constexpr TunedOn kTunedOn[] = {{LaunchRules::kH100, "h100", 3350.0 / kTunedSms},
+                                {LaunchRules::kH200, "h200", 4800.0 / kTunedSms}};
 
 std::optional<LaunchRules> g_scoped;
 

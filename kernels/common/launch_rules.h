@@ -12,6 +12,8 @@
 namespace opbench::kernels {
 
 enum class LaunchRules { kH100, kH200 };
+// The SMs of the GPUs the sets were tuned on: the H100 SXM and the H200 alike.
+constexpr int kTunedSms = 132;
 
 const char* launch_rules_name(LaunchRules rules);   // "h100", "h200"
 std::optional<LaunchRules> parse_launch_rules(const std::string& name);
@@ -19,7 +21,7 @@ std::optional<LaunchRules> parse_launch_rules(const std::string& name);
 // opbench::Error naming the accepted values for any other.
 std::optional<LaunchRules> launch_rules_from_environment(const char* value);
 
-// Peak DRAM GB/s per SM of the GPU each set was tuned on (datasheet bandwidth / 132 SMs).
+// Peak DRAM GB/s per SM of the GPU each set was tuned on (datasheet bandwidth / kTunedSms).
 double tuned_dram_gbps_per_sm(LaunchRules rules);
 // The set tuned on the GPU nearest to `dram_gbps_per_sm` on a log scale; kH100 when it is not positive
 // (a device that does not report its memory).

@@ -27,14 +27,14 @@ LaunchShape shape_of(const GemvArgs& a, bool programmatic_launch) {
   s.cols = a.cols;
   s.row_bytes = a.cols * weight_bits(a.w_type) / 8;
   s.output_rows = a.rows * a.num_selected;
+  s.gathered = a.expert_idx != nullptr;
   const bool unfused = f.norm_w == nullptr && f.epilogue == GemvEpilogue::kStore;
-  s.plain = a.expert_idx == nullptr && unfused;
+  s.plain = !s.gathered && unfused;
   s.paired_rows = f.epilogue == GemvEpilogue::kSwiglu || f.epilogue == GemvEpilogue::kRopeCache;
   s.programmatic = programmatic_launch;
-  s.gathered = a.expert_idx != nullptr;
   const bool ordinary = !programmatic_launch && a.rows <= kMaxGridX;
   s.exact_row_form = s.plain && ordinary;
-  s.gather_pair_form = a.expert_idx != nullptr && a.num_selected == 2 && a.x_stride == 0 && unfused && ordinary;
+  s.gather_pair_form = s.gathered && a.num_selected == 2 && a.x_stride == 0 && unfused && ordinary;
   return s;
 }
 

@@ -27,6 +27,7 @@ enum class GemvPath : uint8_t {
 };
 constexpr int64_t kMmaMaxCols = 16384;
 constexpr int kMmaUnitBytes = 64;   // a unit: the bytes of a row a tile's 4 lanes load at once (gemv_mma.cuh)
+constexpr int kMmaTileRows = 16;    // a tile: the rows of W a warp's mmas hold (A's 16 rows)
 // The columns of a unit of weights of type `w` (int4 128, int8 64).
 constexpr int mma_unit_cols(WeightType w) { return kMmaUnitBytes * 8 / weight_bits(w); }
 // Whether the tensor-core kernel takes rows of `cols` weights of type `w`: int4 or int8, whole units,
@@ -109,13 +110,12 @@ namespace gemv_table {
 constexpr auto kH100 = LaunchRules::kH100, kH200 = LaunchRules::kH200;
 constexpr auto kBf16 = WeightType::kBf16, kInt8 = WeightType::kInt8, kInt4 = WeightType::kInt4;
 constexpr GemvWhen kAny = kAnyLaunch;
-// The programmatic launches, gathers aside, whose grid of 8-warp tensor-core blocks of `tiles` tiles (16
-// rows each) is one full wave on 132 SMs: 2 to 3 blocks an SM, 3 being what the integer kernels'
-// registers let an SM hold. There a block of more tiles stages x once for more rows, while the grid
-// still fills every SM (measured on plain GEMVs; gathers were slower on more tiles).
+// The programmatic launches, gathers aside, whose grid of 8-warp tensor-core blocks of `tiles` tiles
+// (kMmaTileRows rows each) is one full wave on kTunedSms SMs: 2 to 3 blocks an SM, 3 being what the
+// integer kernels' registers (71-80) let an SM hold. There a block of more tiles stages x once for more
+// rows, while the grid still fills every SM (measured on plain GEMVs; gathers were slower on more tiles).
 constexpr GemvWhen one_wave_of_tiles(int64_t tiles) {
-  constexpr int64_t kSms = 132, kTileRows = 16;
-  const int64_t wave_rows = kSms * kTileRows * tiles;   // a block an SM
+  const int64_t wave_rows = int64_t{kTunedSms} * kMmaTileRows * tiles;   // a block an SM
   return kAny.programmatic_only().not_gathered().output_rows_from(2 * wave_rows).output_rows_up_to(3 * wave_rows);
 }
 inline constexpr GemvRule kRows[] = {
@@ -155,12 +155,12 @@ inline constexpr GemvRule kRows[] = {
     // Llama-3-8B 664.2 -> 658.6, Mixtral 560.7 -> 548.2; H200 520.3 -> 494.9, 570.9 -> 542.0, 469.8 ->
     // 449.8, where w8t1s2 also beat w16t1s2, w8t2s2, w8t1s1 and w4t1s2 by 2-44%. On its integer mmas
     // (1bf8924, H200) w8t2s2 from 12288 output rows ran 0.3-0.9% faster on Llama-2-7B and Mixtral and 4.9%
-    // slower on Llama-3-8B; the others are not retried. Alone, in ordinary launches, the vector and
-    // exact-fit rows stay as fast (the tuner), so those keep them. On the H200, grids that make one wave
-    // of 2 or 4 tiles a block (one_wave_of_tiles: Llama-2-7B's wqkv, 12288 rows, and w13, 22016) take
-    // them: Llama-2-7B int8 decode 470.7 -> 461.1 ms a generation with wqkv on w8t2s2, 465.2 with w13
-    // on w8t4s2 (a3bbfb2 with every candidate in one binary, one call); Llama-3-8B's wqkv (6144 rows) and
-    // w13 (28672), outside those grids, ran 1.4% and 5.9% slower on them, Mixtral 0.9% on 2 tiles.
+    // slower on Llama-3-8B. Alone, in ordinary launches, the vector and exact-fit rows stay as fast (the
+    // tuner), so those keep them. On the H200, grids that make one wave of 2 or 4 tiles a block
+    // (one_wave_of_tiles: Llama-2-7B's wqkv, 12288 rows, and w13, 22016) take them: Llama-2-7B int8
+    // decode 470.7 -> 461.1 ms a generation with wqkv on w8t2s2, 465.2 with w13 on w8t4s2 (a3bbfb2 with
+    // every candidate in one binary, one call); Llama-3-8B's wqkv (6144 rows) and w13 (28672), outside
+    // those grids, ran 1.4% and 5.9% slower on them, Mixtral 0.9% on 2 tiles.
     {kH100, kInt8, kAny.programmatic_only(), mma_config(8, 1, 2)},
     {kH200, kInt8, one_wave_of_tiles(4), mma_config(8, 4, 2)},
     {kH200, kInt8, one_wave_of_tiles(2), mma_config(8, 2, 2)},

@@ -60,7 +60,6 @@
 
 namespace opbench::kernels::gemv {
 
-constexpr int kMmaTileRows = 16;
 // B's column of ones: int8 after the planes (planes 0, 1, 2, ones), int4 beside plane 0 (plane 0, ones,
 // planes 1, 2), so that one lane removes the planes' bias 2^22 = 65536 64 exactly from a unit's sums.
 template <typename T>
